@@ -1,0 +1,128 @@
+"""The capture flow: turns in, redacted inbox files out, one commit per call.
+
+Capturing is idempotent: a turn already in the tree with the same content is
+reported as a duplicate and not written again; the same (source, session, seq)
+with different content is a conflict and nothing is overwritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pygit2
+
+from memgit.capture.turn import Turn, redact_turn, render_capture
+from memgit.constants import TRAILER_CAPTURED
+from memgit.errors import ConflictError
+from memgit.store.engine import Change, commit_change
+from memgit.store.tree import blob_at
+from memgit.trailers import render_message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapturedTurn:
+    """What happened to one turn: where it lives, what was redacted, whether it was new."""
+
+    path: str
+    key: str
+    redactions: dict[str, int]
+    duplicate: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "redactions": self.redactions,
+            "duplicate": self.duplicate,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureResult:
+    """The commit (None when every turn was a duplicate) and each turn's outcome."""
+
+    commit: str | None
+    turns: tuple[CapturedTurn, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "captures": [turn.to_dict() for turn in self.turns]}
+
+
+def capture_turns(
+    repo: pygit2.Repository,
+    turns: Sequence[Turn],
+    *,
+    source: str,
+    author_fallback: tuple[str, str] | None = None,
+    lock_timeout: float | None = None,
+) -> CaptureResult:
+    """Redact and commit ``turns`` (read from ``source``) as one commit."""
+    prepared = _prepare(turns, source=source)
+    outcome: dict[str, bool] = {}
+
+    def plan(tip: pygit2.Commit | None) -> Change | None:
+        outcome.clear()
+        files: dict[str, bytes | None] = {}
+        for turn, data in prepared:
+            existing = blob_at(tip.tree if tip is not None else None, turn.path)
+            if existing is not None:
+                if repo[existing].data != data:
+                    raise _conflict(turn, source)
+                outcome[turn.path] = True
+                continue
+            outcome[turn.path] = False
+            files[turn.path] = data
+        if not files:
+            return None
+        new_turns = [turn for turn, _ in prepared if not outcome[turn.path]]
+        return Change(files=files, message=_message(new_turns))
+
+    result = commit_change(
+        repo, plan, author_fallback=author_fallback, lock_timeout=lock_timeout
+    )
+    captured = tuple(
+        CapturedTurn(
+            path=turn.path,
+            key=turn.key,
+            redactions=dict(turn.redactions),
+            duplicate=outcome[turn.path],
+        )
+        for turn, _ in prepared
+    )
+    return CaptureResult(commit=result.commit, turns=captured)
+
+
+def _prepare(turns: Sequence[Turn], *, source: str) -> list[tuple[Turn, bytes]]:
+    """Redact and render each turn; the same turn twice in one input counts once."""
+    prepared: dict[str, tuple[Turn, bytes]] = {}
+    for turn in turns:
+        clean = redact_turn(turn)
+        data = render_capture(clean).encode("utf-8")
+        seen = prepared.get(clean.path)
+        if seen is not None and seen[1] != data:
+            raise _conflict(clean, source, within_input=True)
+        prepared.setdefault(clean.path, (clean, data))
+    return list(prepared.values())
+
+
+def _conflict(turn: Turn, source: str, *, within_input: bool = False) -> ConflictError:
+    where = "earlier in this input" if within_input else "in the repository"
+    return ConflictError(
+        f"turn {turn.key} is already captured {where} with different content",
+        code="capture-conflict",
+        path=source,
+        field=turn.path,
+        hint="a captured turn is never overwritten; give the new turn its own seq",
+    )
+
+
+def _message(turns: Sequence[Turn]) -> str:
+    first = turns[0]
+    if len(turns) == 1:
+        summary = f"capture: {first.source}/{first.session} turn {first.seq}"
+    else:
+        sessions = {(turn.source, turn.session) for turn in turns}
+        where = f"{first.source}/{first.session}" if len(sessions) == 1 else "several sessions"
+        summary = f"capture: {len(turns)} turns from {where}"
+    return render_message(summary, [(TRAILER_CAPTURED, turn.key) for turn in turns])

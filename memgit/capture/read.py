@@ -1,0 +1,50 @@
+"""Read turns from the outside world: one JSON object, or JSON Lines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO, Any
+
+from memgit.capture.turn import Turn, turn_from_data
+from memgit.constants import MAX_INPUT_BYTES
+from memgit.errors import InvalidInputError
+from memgit.jsonio import parse_json
+
+
+def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """All of ``stream``, refusing (without reading on) input larger than ``limit``."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise InvalidInputError(
+            f"input is larger than the {limit:,}-byte limit",
+            code="too-large",
+            path=source,
+            hint="capture one turn per call, or many with --file turns.jsonl",
+        )
+    return data
+
+
+def parse_turn(data: bytes | str | dict[str, Any], *, source: str) -> Turn:
+    """One turn from JSON text (strictly parsed) or an already parsed mapping."""
+    value = data if isinstance(data, dict) else parse_json(data, source=source)
+    return turn_from_data(value, source=source)
+
+
+def iter_jsonl_turns(stream: IO[bytes], *, source: str) -> Iterator[Turn]:
+    """Turns from JSON Lines; errors name the file and line as ``file:line``."""
+    lineno = 0
+    while True:
+        line = stream.readline(MAX_INPUT_BYTES + 1)
+        if not line:
+            return
+        lineno += 1
+        where = f"{source}:{lineno}"
+        if len(line) > MAX_INPUT_BYTES:
+            raise InvalidInputError(
+                f"line is longer than the {MAX_INPUT_BYTES:,}-byte limit",
+                code="too-large",
+                path=where,
+            )
+        if not line.strip():
+            continue
+        yield parse_turn(line, source=where)

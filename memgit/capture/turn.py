@@ -1,0 +1,155 @@
+"""A captured turn: the value, its input checks, and its inbox file format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from memgit.capture.redact import redact
+from memgit.constants import MAX_MESSAGE_BYTES
+from memgit.errors import InvalidInputError
+from memgit.layout import capture_path, check_segment
+from memgit.schemas import iter_schema_problems
+from memgit.yamlio import parse_yaml, render_yaml
+
+ROLES = ("user", "assistant", "tool")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    role: str
+    content: str
+    name: str | None = None
+    complete: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.name is not None:
+            data["name"] = self.name
+        if self.complete is not None:
+            data["complete"] = self.complete
+        return data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One turn of a conversation as memgit stores it (after redaction)."""
+
+    source: str
+    session: str
+    seq: int
+    timestamp: str
+    messages: tuple[Message, ...]
+    thread: str | None = None
+    redactions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return capture_path(self.source, self.session, self.seq)
+
+    @property
+    def key(self) -> str:
+        """``source/session/seq``: the turn's identity, as in the Memgit-Captured trailer."""
+        return f"{self.source}/{self.session}/{self.seq}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "source": self.source,
+            "session": self.session,
+            "seq": self.seq,
+            "timestamp": self.timestamp,
+        }
+        if self.thread is not None:
+            data["thread"] = self.thread
+        data["messages"] = [message.to_dict() for message in self.messages]
+        if self.redactions:
+            data["redactions"] = dict(sorted(self.redactions.items()))
+        return data
+
+
+def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
+    """Check parsed input (or a parsed capture file) and build the Turn."""
+    _check_sizes(data, source=source)
+    problems = list(iter_schema_problems(data, schema, path=source))
+    if problems:
+        raise InvalidInputError.from_problems(problems)
+    check_segment(data["source"], field="source", source=source)
+    check_segment(data["session"], field="session", source=source)
+    _check_timestamp(data["timestamp"], source=source)
+    messages = tuple(
+        Message(
+            role=item["role"],
+            content=item["content"],
+            name=item.get("name"),
+            complete=item.get("complete"),
+        )
+        for item in data["messages"]
+    )
+    return Turn(
+        source=data["source"],
+        session=data["session"],
+        seq=data["seq"],
+        timestamp=data["timestamp"],
+        thread=data.get("thread"),
+        messages=messages,
+        redactions=dict(data.get("redactions", {})),
+    )
+
+
+def _check_sizes(data: Any, *, source: str) -> None:
+    """Refuse oversized messages by name before anything else looks at them."""
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        return
+    for index, item in enumerate(data["messages"]):
+        content = item.get("content") if isinstance(item, dict) else None
+        if isinstance(content, str) and len(content) * 4 > MAX_MESSAGE_BYTES:
+            size = len(content.encode("utf-8", "surrogatepass"))
+            if size > MAX_MESSAGE_BYTES:
+                raise InvalidInputError(
+                    f"message is {size:,} bytes; the limit is {MAX_MESSAGE_BYTES:,}",
+                    code="too-large",
+                    path=source,
+                    field=f"messages[{index}].content",
+                    hint="capture long tool output as a summary, or split it over several turns",
+                )
+
+
+def _check_timestamp(value: str, *, source: str) -> None:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as err:
+        raise InvalidInputError(
+            f"{value!r} is not a real date and time",
+            code="invalid-timestamp",
+            path=source,
+            field="timestamp",
+            hint="use RFC 3339, e.g. 2026-11-30T10:35:00Z",
+        ) from err
+
+
+def redact_turn(turn: Turn) -> Turn:
+    """The turn with every secret removed from its free text, and the counts by kind."""
+    counts: dict[str, int] = {}
+
+    def clean(text: str | None) -> str | None:
+        if text is None:
+            return None
+        cleaned, found = redact(text)
+        for kind, count in found.items():
+            counts[kind] = counts.get(kind, 0) + count
+        return cleaned
+
+    messages = tuple(
+        replace(message, content=clean(message.content) or "", name=clean(message.name))
+        for message in turn.messages
+    )
+    return replace(turn, messages=messages, thread=clean(turn.thread), redactions=counts)
+
+
+def render_capture(turn: Turn) -> str:
+    return render_yaml(turn.to_dict())
+
+
+def parse_capture(text: str | bytes, *, path: str) -> Turn:
+    return turn_from_data(parse_yaml(text, source=path), source=path, schema="capture")

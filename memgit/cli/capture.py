@@ -1,0 +1,85 @@
+"""``memgit capture``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from memgit.cli.output import describe_redactions, emit_json, plural
+
+
+@click.command()
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Capture every turn of a JSON Lines file (one turn per line) in one commit; "
+    "'-' reads JSON Lines from stdin.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_obj
+def capture(directory: Path, file: Path | None, as_json: bool) -> None:
+    """Capture a conversation turn: JSON on stdin, or many with --file.
+
+    \b
+    A turn looks like:
+      {"source": "claude-code", "session": "s1", "seq": 0,
+       "timestamp": "2026-11-30T10:35:00Z", "thread": "optional",
+       "messages": [{"role": "user", "content": "..."},
+                    {"role": "tool", "name": "bash", "content": "...", "complete": true}]}
+
+    Secrets are redacted before anything is written. Capturing the same turn
+    again is a no-op; the same (source, session, seq) with other content is an
+    error and nothing is overwritten.
+    """
+    from memgit.capture.read import iter_jsonl_turns, parse_turn, read_limited
+    from memgit.errors import UsageError
+    from memgit.repo import MemoryRepo
+
+    repo = MemoryRepo.open(directory)
+    if file is None:
+        if sys.stdin.isatty():
+            raise UsageError(
+                "memgit capture reads a turn as JSON on stdin",
+                code="usage",
+                hint="pipe a turn in (`... | memgit capture`) or use --file turns.jsonl",
+            )
+        turn = parse_turn(read_limited(sys.stdin.buffer, source="<stdin>"), source="<stdin>")
+        outcome = repo.capture(turn, source="<stdin>")
+        if as_json:
+            emit_json(outcome.to_dict())
+        elif outcome.duplicate:
+            click.echo(f"Already captured: {outcome.path} (nothing changed)")
+        else:
+            assert outcome.commit is not None
+            click.echo(f"Captured {outcome.path} in {outcome.commit[:12]}")
+            if outcome.redactions:
+                click.echo(describe_redactions(outcome.redactions))
+        return
+    name = "<stdin>" if str(file) == "-" else str(file)
+    try:
+        stream = sys.stdin.buffer if name == "<stdin>" else open(file, "rb")  # noqa: SIM115
+    except OSError as err:
+        raise UsageError(f"cannot read: {err.strerror}", code="unreadable", path=name) from err
+    with stream:
+        turns = list(iter_jsonl_turns(stream, source=name))
+    if not turns:
+        raise UsageError("no turns in the input", code="empty-input", path=name)
+    result = repo.capture_many(turns, source=name)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    new = [turn for turn in result.turns if not turn.duplicate]
+    duplicates = len(result.turns) - len(new)
+    if result.commit:
+        click.echo(f"Captured {plural(len(new), 'turn')} in {result.commit[:12]}")
+    if duplicates:
+        click.echo(f"Already captured: {plural(duplicates, 'turn')} (nothing changed)")
+    totals: dict[str, int] = {}
+    for turn in new:
+        for kind, count in turn.redactions.items():
+            totals[kind] = totals.get(kind, 0) + count
+    if totals:
+        click.echo(describe_redactions(totals))

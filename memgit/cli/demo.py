@@ -1,0 +1,63 @@
+"""``memgit demo``."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import click
+
+from memgit.cli.output import describe_redactions, emit_json
+
+
+@click.command()
+@click.option(
+    "--path",
+    "target",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build the demo repository here instead of a new temporary folder.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def demo(target: Path | None, as_json: bool) -> None:
+    """Show memgit at work on a small bundled conversation (offline, no model).
+
+    Creates a memory repository, captures each turn of the conversation (one
+    commit per turn, secrets redacted before anything is written) and shows
+    the history with its trailers and the capture files. The repository is
+    kept so you can explore it with ordinary git commands.
+    """
+    from memgit.demo import run_demo
+
+    result = run_demo(target)
+    if as_json:
+        emit_json(
+            {
+                "path": str(result.path),
+                "captures": [outcome.to_dict() for outcome in result.captures],
+            }
+        )
+        return
+    heading = click.style
+    click.echo(heading(f"memgit demo repository: {result.path}", bold=True))
+    click.echo()
+    click.echo(heading("1. Captured turns (one commit each)", bold=True))
+    for outcome in result.captures:
+        note = f"  ({describe_redactions(outcome.redactions)})" if outcome.redactions else ""
+        click.echo(f"  {outcome.path}{note}")
+    click.echo()
+    click.echo(heading("2. git log, with the trailers programs read", bold=True))
+    click.echo(_git(result.path, "log", "--format=%h %s%n%(trailers:only,unfold)"))
+    click.echo(heading("3. A capture file, as stored (secrets already gone)", bold=True))
+    redacted = next((o for o in result.captures if o.redactions), result.captures[0])
+    click.echo((result.path / redacted.path).read_text("utf-8"))
+    click.echo(heading("Explore it yourself:", bold=True))
+    click.echo(f"  cd {result.path}")
+    click.echo("  git log --stat    git show HEAD~3    git log --format='%(trailers)'")
+
+
+def _git(path: Path, *args: str) -> str:
+    """Run git for display only (the demo shows what a user would see)."""
+    done = subprocess.run(
+        ["git", "-C", str(path), *args], capture_output=True, text=True, check=False
+    )
+    return done.stdout if done.returncode == 0 else done.stderr

@@ -1,0 +1,58 @@
+"""The CLI's one error boundary: expected errors get a line, the unexpected a log."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from memgit.errors import ExitStatus, MemgitError
+
+
+def run_with_error_handler(command: click.Command, args: list[str]) -> int:
+    want_json = "--json" in args
+    try:
+        command.main(args=args, prog_name="memgit", standalone_mode=False)
+    except MemgitError as err:
+        click.echo(err.render(), err=True)
+        if want_json:
+            click.echo(json.dumps({"error": err.to_dict()}, ensure_ascii=False))
+        return int(err.exit_status)
+    except click.exceptions.Exit as err:
+        return err.exit_code
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("error[interrupted]: stopped by the user", err=True)
+        return int(ExitStatus.INTERRUPTED)
+    except BrokenPipeError:
+        return 0
+    except Exception as err:
+        log = _write_log(args)
+        where = f"; details in {log}" if log else ""
+        click.echo(f"error[internal]: {type(err).__name__}: {err}{where}", err=True)
+        return int(ExitStatus.INTERNAL)
+    return 0
+
+
+def _write_log(args: list[str]) -> Path | None:
+    """Save the traceback under .git/memgit/ (or nowhere if there is no repository)."""
+    from memgit.constants import CACHE_DIR, LAST_ERROR_LOG
+
+    start = Path(args[args.index("-C") + 1]) if "-C" in args[:-1] else Path(".")
+    try:
+        import pygit2
+
+        found = pygit2.discover_repository(str(start))
+        if found is None:
+            return None
+        log = Path(found) / CACHE_DIR / LAST_ERROR_LOG
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"memgit {' '.join(args)}\n\n{traceback.format_exc()}", "utf-8")
+    except Exception:
+        return None
+    return log

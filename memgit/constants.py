@@ -1,0 +1,37 @@
+"""Names that other programs rely on: paths, refs, trailer keys, limits."""
+
+from __future__ import annotations
+
+FORMAT_VERSION = 1
+
+CONFIG_FILE = "memgit.yaml"
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+INBOX_DIR = "inbox"
+MEMORIES_DIR = "memories"
+RUNS_DIR = "runs"
+
+# Derived caches and the writer lock live here, inside the git directory.
+CACHE_DIR = "memgit"
+LOCK_FILE = "lock"
+LAST_ERROR_LOG = "last-error.log"
+
+REFS_RUNS = "refs/memgit/runs/"
+REFS_RETIRED = "refs/memgit/retired/"
+
+TRAILER_RUN = "Memgit-Run"
+TRAILER_BACKEND = "Memgit-Backend"
+TRAILER_CREATED = "Memgit-Created"
+TRAILER_UPDATED = "Memgit-Updated"
+TRAILER_SUPERSEDED = "Memgit-Superseded"
+TRAILER_RETRACTED = "Memgit-Retracted"
+TRAILER_CAPTURED = "Memgit-Captured"
+TRAILER_INIT = "Memgit-Init"
+
+# Input limits: generous for real conversations, small enough to refuse abuse.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+MAX_MESSAGE_BYTES = 1024 * 1024
+MAX_MESSAGES_PER_TURN = 1000
+MAX_JSON_DEPTH = 64
+MAX_YAML_BYTES = 4 * 1024 * 1024
+MAX_SEGMENT_LENGTH = 128
+MAX_SCOPE_DEPTH = 8

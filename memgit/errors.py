@@ -1,0 +1,139 @@
+"""The one exception tree: every expected failure has a stable code and exit status.
+
+Core code raises these and never prints; the CLI renders them as
+``error[code]: path: field: message`` plus a ``hint:`` line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+
+class ExitStatus(IntEnum):
+    """Documented process exit statuses (docs/errors.md)."""
+
+    OK = 0
+    PROBLEMS = 1
+    USAGE = 2
+    INVALID_INPUT = 3
+    CONFLICT = 4
+    BACKEND = 5
+    INTERNAL = 70
+    INTERRUPTED = 130
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One finding of a check: what is wrong, where, and what to do about it."""
+
+    code: str
+    message: str
+    path: str | None = None
+    field: str | None = None
+    hint: str | None = None
+
+    def render(self) -> str:
+        where = "".join(f"{part}: " for part in (self.path, self.field) if part)
+        line = f"error[{self.code}]: {where}{self.message}"
+        return f"{line}\nhint: {self.hint}" if self.hint else line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "path": self.path,
+            "field": self.field,
+            "hint": self.hint,
+        }
+
+
+class MemgitError(Exception):
+    """Base of every expected memgit failure."""
+
+    code = "memgit-error"
+    exit_status = ExitStatus.INTERNAL
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        path: str | None = None,
+        field: str | None = None,
+        hint: str | None = None,
+        problems: tuple[Problem, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.path = path
+        self.field = field
+        self.hint = hint
+        self.problems = problems
+
+    @property
+    def problem(self) -> Problem:
+        return Problem(
+            code=self.code, message=self.message, path=self.path, field=self.field, hint=self.hint
+        )
+
+    def render(self) -> str:
+        extra = [p.render() for p in self.problems[1:]]
+        return "\n".join([self.problem.render(), *extra])
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.problem.to_dict()
+        data["exit_status"] = int(self.exit_status)
+        data["problems"] = [p.to_dict() for p in self.problems]
+        return data
+
+    @classmethod
+    def from_problems(cls, problems: list[Problem] | tuple[Problem, ...]) -> MemgitError:
+        """Raise-ready error whose headline is the first of several collected problems."""
+        first = problems[0]
+        return cls(
+            first.message,
+            code=first.code,
+            path=first.path,
+            field=first.field,
+            hint=first.hint,
+            problems=tuple(problems),
+        )
+
+
+class UsageError(MemgitError):
+    """The command was called wrongly, or not inside a memory repository."""
+
+    code = "usage"
+    exit_status = ExitStatus.USAGE
+
+
+class InvalidInputError(MemgitError):
+    """Input (a turn, a file, a setting) is malformed, hostile or too large."""
+
+    code = "invalid-input"
+    exit_status = ExitStatus.INVALID_INPUT
+
+
+class ConflictError(MemgitError):
+    """A lost race, a held lock, or local edits in the way: retry or resolve."""
+
+    code = "conflict"
+    exit_status = ExitStatus.CONFLICT
+
+
+class BackendError(MemgitError):
+    """A Gate backend could not be reached or gave up."""
+
+    code = "backend-unavailable"
+    exit_status = ExitStatus.BACKEND
+
+
+class ChecksFailedError(MemgitError):
+    """Checks ran and found problems (verify, hooks)."""
+
+    code = "checks-failed"
+    exit_status = ExitStatus.PROBLEMS

@@ -1,0 +1,158 @@
+"""The Memory value and its file format: YAML front matter plus a Markdown body."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from memgit.errors import InvalidInputError
+from memgit.layout import memory_path
+from memgit.schemas import iter_schema_problems
+from memgit.yamlio import join_front_matter, split_front_matter
+
+# Crockford-style base32 without i, l, o, u: readable and safe in any file system.
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+ID_LENGTH = 12
+
+# Front matter keys in the order they are written, so diffs stay small.
+FIELD_ORDER = (
+    "id",
+    "type",
+    "scope",
+    "title",
+    "status",
+    "tags",
+    "created",
+    "updated",
+    "origin",
+    "author",
+    "supersedes",
+    "sources",
+)
+
+
+def new_memory_id(seed: bytes | None = None) -> str:
+    """A short id: derived from ``seed`` when given (stable across re-runs), else random."""
+    digest = hashlib.sha256(seed).digest() if seed is not None else secrets.token_bytes(32)
+    number = int.from_bytes(digest[:8], "big")
+    chars = []
+    for _ in range(ID_LENGTH):
+        number, rest = divmod(number, 32)
+        chars.append(_ALPHABET[rest])
+    return "".join(chars)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """An exact quote of one evidence unit of one capture, pinned by the capture's blob id."""
+
+    capture: str
+    unit: str
+    quote: str
+    blob: str
+    start: int | None = None
+    end: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "capture": self.capture,
+            "unit": self.unit,
+            "quote": self.quote,
+            "blob": self.blob,
+        }
+        if self.start is not None:
+            data["start"] = self.start
+        if self.end is not None:
+            data["end"] = self.end
+        return data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Supersedes:
+    """A memory this one replaced, and the last commit in which that one was active."""
+
+    id: str
+    commit: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Memory:
+    id: str
+    type: str
+    scope: str
+    title: str
+    body: str
+    created: str
+    updated: str
+    origin: str = "memgit"
+    status: str = "active"
+    author: str | None = None
+    tags: tuple[str, ...] = ()
+    supersedes: tuple[Supersedes, ...] = ()
+    sources: tuple[Source, ...] = field(default_factory=tuple)
+
+    @property
+    def path(self) -> str:
+        return memory_path(self.scope, self.id)
+
+    def front_matter(self) -> dict[str, Any]:
+        values: dict[str, Any] = {
+            "id": self.id,
+            "type": self.type,
+            "scope": self.scope,
+            "title": self.title,
+            "status": self.status,
+            "tags": list(self.tags) or None,
+            "created": self.created,
+            "updated": self.updated,
+            "origin": self.origin,
+            "author": self.author,
+            "supersedes": [{"id": s.id, "commit": s.commit} for s in self.supersedes] or None,
+            "sources": [source.to_dict() for source in self.sources],
+        }
+        return {key: values[key] for key in FIELD_ORDER if values[key] is not None}
+
+
+def render_memory(memory: Memory) -> str:
+    return join_front_matter(memory.front_matter(), memory.body)
+
+
+def parse_memory(text: str | bytes, *, path: str) -> Memory:
+    """Parse and check a memory file; the id must match the file name."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InvalidInputError(
+                f"not valid UTF-8 at byte {err.start}", code="invalid-utf8", path=path
+            ) from err
+    data, body = split_front_matter(text, source=path)
+    problems = list(iter_schema_problems(data, "memory", path=path))
+    if problems:
+        raise InvalidInputError.from_problems(problems)
+    if path.endswith(".md") and PurePosixPath(path).stem != data["id"]:
+        raise InvalidInputError(
+            f"id {data['id']!r} does not match the file name",
+            code="id-mismatch",
+            path=path,
+            field="id",
+            hint="a memory file is named after its id: <id>.md",
+        )
+    return Memory(
+        id=data["id"],
+        type=data["type"],
+        scope=data["scope"],
+        title=data["title"],
+        body=body,
+        created=data["created"],
+        updated=data["updated"],
+        origin=data["origin"],
+        status=data["status"],
+        author=data.get("author"),
+        tags=tuple(data.get("tags", ())),
+        supersedes=tuple(Supersedes(**item) for item in data.get("supersedes", ())),
+        sources=tuple(Source(**item) for item in data.get("sources", ())),
+    )

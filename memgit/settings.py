@@ -1,0 +1,87 @@
+"""``memgit.yaml`` -> :class:`Settings`: the repository's own configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memgit.constants import CONFIG_FILE, FORMAT_VERSION
+from memgit.errors import InvalidInputError, UsageError
+from memgit.schemas import iter_schema_problems
+from memgit.yamlio import parse_yaml
+
+DEFAULT_RETENTION_DAYS = 30
+
+DEFAULT_CONFIG = f"""\
+# memgit repository settings. Reference: docs/configuration.md
+format_version: {FORMAT_VERSION}
+
+# The kinds of memory this repository holds.
+memory_types:
+  - preference
+  - fact
+  - decision
+  - procedure
+
+# Top-level scopes. A memory's scope is one of these, optionally followed by
+# sub-scopes, e.g. project/memgit.
+scopes:
+  - user
+  - project
+
+# The Gate decides what becomes a memory. `rules` works offline with no model.
+gate:
+  backend: rules
+
+# With review on, processing runs go to proposal branches for approval.
+review:
+  enabled: false
+
+# Processed captures older than this many days leave the tree (Git keeps them).
+inbox:
+  retention_days: {DEFAULT_RETENTION_DAYS}
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    format_version: int
+    memory_types: tuple[str, ...]
+    scopes: tuple[str, ...]
+    gate: dict[str, Any]
+    review_enabled: bool
+    retention_days: int
+    author: tuple[str, str] | None
+
+
+def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
+    data = parse_yaml(text, source=path)
+    problems = list(iter_schema_problems(data, "config", path=path))
+    if problems:
+        raise InvalidInputError.from_problems(problems)
+    author = data.get("author")
+    return Settings(
+        format_version=data["format_version"],
+        memory_types=tuple(data["memory_types"]),
+        scopes=tuple(data["scopes"]),
+        gate=dict(data["gate"]),
+        review_enabled=bool(data.get("review", {}).get("enabled", False)),
+        retention_days=data.get("inbox", {}).get("retention_days", DEFAULT_RETENTION_DAYS),
+        author=(author["name"], author["email"]) if author else None,
+    )
+
+
+def load_settings(workdir: Path) -> Settings:
+    """Read ``memgit.yaml`` from the working tree, as git reads .gitattributes."""
+    path = workdir / CONFIG_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(
+            f"this Git repository is not a memory repository (no {CONFIG_FILE})",
+            code="not-initialised",
+            path=str(workdir),
+            hint="run `memgit init` to set it up",
+        ) from None
+    return parse_settings(data, path=CONFIG_FILE)

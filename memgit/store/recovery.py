@@ -1,0 +1,81 @@
+"""Finish or discard what a killed writer left half done.
+
+The writer lock's journal says what the previous holder was publishing. If it
+died after moving the branch but before syncing the working tree, the branch
+already holds the new commit and we bring the touched paths in line, but only
+those still exactly as the old commit had them. Git lock files the dead writer
+was holding (its branch's ref lock, the index lock) are removed when they date
+from its operation; anything else is left for a person to judge.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from memgit.errors import MemgitError
+from memgit.store.tree import blob_at
+from memgit.store.worktree import apply_to_worktree
+
+log = logging.getLogger(__name__)
+
+# A lock file this much older than the journal entry was not made by that writer.
+_CLOCK_SLACK = 2.0
+
+
+def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
+    if not journal or journal.get("op") != "publish":
+        return
+    git_dir = Path(repo.path)
+    started = float(journal.get("at", 0))
+    branch = str(journal.get("branch", ""))
+    for lock_file in (git_dir / f"{branch}.lock", git_dir / "index.lock"):
+        _remove_if_from(lock_file, started, journal.get("pid"))
+    new = journal.get("new")
+    ref = repo.references.get(branch) if branch else None
+    if ref is None or new is None or str(ref.target) != new:
+        return
+    commit = repo[pygit2.Oid(hex=new)]
+    assert isinstance(commit, pygit2.Commit)
+    old_tree = commit.parents[0].tree if commit.parents else None
+    for name, target in dict(journal.get("refs", {})).items():
+        if name not in repo.references:
+            oid = commit.id if target == "HEAD" else pygit2.Oid(hex=target)
+            repo.create_reference_direct(name, oid, False, message="memgit: recover")
+    index = repo.index
+    index.read(False)
+    pending = {}
+    for path in journal.get("paths", []):
+        if _state(repo, index, path) == blob_at(old_tree, path):
+            blob = blob_at(commit.tree, path)
+            pending[path] = repo[blob].data if blob is not None else None
+    if pending:
+        try:
+            apply_to_worktree(repo, index, commit.tree, pending)
+        except MemgitError:
+            log.warning("could not finish syncing %s after a crash", sorted(pending))
+    log.info("recovered from writer %s killed while publishing %s", journal.get("pid"), new)
+
+
+def _state(repo: pygit2.Repository, index: pygit2.Index, path: str) -> pygit2.Oid | str | None:
+    """The path's blob id when index and working file agree, else a marker."""
+    staged = index[path].id if path in index else None
+    full = Path(repo.workdir) / path
+    if full.is_symlink():
+        return "symlink"
+    working = pygit2.hashfile(str(full)) if full.is_file() else None
+    return staged if staged == working else "differs"
+
+
+def _remove_if_from(lock_file: Path, started: float, pid: object) -> None:
+    try:
+        mtime = lock_file.stat().st_mtime
+    except FileNotFoundError:
+        return
+    if mtime >= started - _CLOCK_SLACK:
+        os.unlink(lock_file)
+        log.info("removed %s left by killed memgit writer %s", lock_file, pid)

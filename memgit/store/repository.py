@@ -1,0 +1,64 @@
+"""Open the Git repository behind a memory repository and find its branch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from memgit.errors import ConflictError, UsageError
+
+_configured = False
+
+
+def configure_libgit2() -> None:
+    """Process-wide libgit2 options: fsync what we write to the git directory."""
+    global _configured
+    if not _configured:
+        pygit2.settings.enable_fsync_gitdir(True)
+        _configured = True
+
+
+def open_repository(start: Path) -> pygit2.Repository:
+    """The non-bare repository containing ``start`` (searched upward, as git does)."""
+    configure_libgit2()
+    try:
+        found = pygit2.discover_repository(str(start))
+    except pygit2.GitError as err:
+        raise UsageError(str(err), code="not-a-repository", path=str(start)) from err
+    if found is None:
+        raise UsageError(
+            "not inside a Git repository",
+            code="not-a-repository",
+            path=str(start),
+            hint="run `memgit init` to create a memory repository, or pass -C PATH",
+        )
+    repo = pygit2.Repository(found)
+    if repo.is_bare or repo.workdir is None:
+        raise UsageError(
+            "memgit needs a repository with a working tree, not a bare one",
+            code="bare-repository",
+            path=found,
+        )
+    return repo
+
+
+def head_branch(repo: pygit2.Repository, *, allow_unborn: bool = False) -> str:
+    """The full name of the branch HEAD points at (``refs/heads/...``)."""
+    if repo.head_is_detached:
+        raise ConflictError(
+            "HEAD is detached; memgit writes only to a branch",
+            code="detached-head",
+            path="HEAD",
+            hint="check out a branch first, e.g. `git switch main`",
+        )
+    name = repo.references["HEAD"].target
+    assert isinstance(name, str)
+    if not allow_unborn and repo.head_is_unborn:
+        raise ConflictError(
+            f"branch {name.removeprefix('refs/heads/')} has no commits yet",
+            code="unborn-branch",
+            path="HEAD",
+            hint="run `memgit init` here to make the first commit",
+        )
+    return name

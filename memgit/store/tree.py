@@ -1,0 +1,99 @@
+"""Build a new tree from a base tree and a set of file changes, in memory.
+
+Only the tree objects along changed paths are rewritten; every untouched
+subtree keeps its id, so a commit into a 100k-file repository costs a handful
+of small tree writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import pygit2
+
+from memgit.errors import ConflictError, InvalidInputError
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def check_repo_path(path: str) -> list[str]:
+    """Split a repository-relative path, refusing anything libgit2 would mangle."""
+    parts = path.split("/")
+    for part in parts:
+        if part in ("", ".", "..") or part.lower() == ".git" or _UNSAFE.search(part):
+            raise InvalidInputError(
+                f"refusing to write unsafe repository path {path!r}",
+                code="unsafe-path",
+                path=path,
+            )
+    return parts
+
+
+def build_tree(
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    changes: Mapping[str, bytes | None],
+) -> pygit2.Oid:
+    """Return the id of ``base`` with ``changes`` applied (``None`` deletes a file)."""
+    split = {tuple(check_repo_path(path)): data for path, data in changes.items()}
+    oid, _ = _build(repo, base, split, prefix="")
+    return oid
+
+
+def _build(
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    changes: dict[tuple[str, ...], bytes | None],
+    prefix: str,
+) -> tuple[pygit2.Oid, int]:
+    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    subdirs: dict[str, dict[tuple[str, ...], bytes | None]] = {}
+    for parts, data in changes.items():
+        name = parts[0]
+        if len(parts) > 1:
+            subdirs.setdefault(name, {})[parts[1:]] = data
+            continue
+        existing = builder.get(name)
+        if existing is not None and existing.filemode == pygit2.enums.FileMode.TREE:
+            raise ConflictError(
+                f"{prefix}{name} is a folder in the repository, not a file",
+                code="path-conflict",
+                path=prefix + name,
+            )
+        if data is None:
+            if existing is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+    for name, sub_changes in subdirs.items():
+        existing = builder.get(name)
+        sub_base: pygit2.Tree | None = None
+        if existing is not None:
+            if existing.filemode != pygit2.enums.FileMode.TREE:
+                raise ConflictError(
+                    f"{prefix}{name} is not a folder in the repository (a file or symlink)",
+                    code="path-conflict",
+                    path=prefix + name,
+                    hint="memgit only writes into real folders; move that entry away",
+                )
+            sub_base = repo[existing.id]
+        sub_id, count = _build(repo, sub_base, sub_changes, prefix=f"{prefix}{name}/")
+        if count:
+            builder.insert(name, sub_id, pygit2.enums.FileMode.TREE)
+        elif existing is not None:
+            builder.remove(name)
+    return builder.write(), len(builder)
+
+
+def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
+    """The blob id at ``path`` in ``tree``, or None where there is no file."""
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    if entry.filemode == pygit2.enums.FileMode.TREE:
+        return None
+    return entry.id

@@ -1,0 +1,167 @@
+"""Keep the index and working tree in line with memgit's commits, path by path.
+
+memgit never checks out whole trees: it touches only the paths it changed, and
+only after proving that the person's index entry and working file for each of
+those paths still equal the parent commit. Anything else is a local edit that
+must not be clobbered.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pygit2
+
+from memgit.constants import CACHE_DIR
+from memgit.errors import ConflictError, InvalidInputError
+from memgit.store.tree import blob_at
+
+
+def check_no_symlinks(workdir: Path, path: str) -> None:
+    """Refuse a path whose folders include a symlink (it could point outside the repo)."""
+    current = workdir
+    for part in path.split("/")[:-1]:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
+            kind = "a symlink" if stat.S_ISLNK(mode) else "not a folder"
+            raise InvalidInputError(
+                f"{current.relative_to(workdir)} is {kind} in the working tree",
+                code="unsafe-path",
+                path=str(current.relative_to(workdir)),
+                hint="memgit writes only into real folders inside the repository; "
+                "restore the folder (e.g. `git checkout -- <folder>`) and retry",
+            )
+
+
+def _working_blob(workdir: Path, path: str) -> pygit2.Oid | str | None:
+    """Blob id of the working file, None if absent, or a string describing an odd entry."""
+    full = workdir / path
+    try:
+        mode = os.lstat(full).st_mode
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return "blocked by a file"
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    return pygit2.hashfile(str(full))
+
+
+def check_untouched(
+    repo: pygit2.Repository, index: pygit2.Index, base: pygit2.Tree | None, paths: Iterable[str]
+) -> None:
+    """Raise unless each path's index entry and working file equal ``base``."""
+    workdir = Path(repo.workdir)
+    for path in paths:
+        check_no_symlinks(workdir, path)
+        expected = blob_at(base, path)
+        staged = index[path].id if path in index else None
+        working = _working_blob(workdir, path)
+        if staged != expected:
+            what = "staged changes" if staged is not None else "a staged deletion"
+            if expected is None:
+                what = "a staged new file"
+            raise _local_edit(path, what)
+        if working != expected:
+            if isinstance(working, str):
+                what = working
+            elif expected is None:
+                what = "an untracked file"
+            elif working is None:
+                what = "a local deletion"
+            else:
+                what = "uncommitted changes"
+            raise _local_edit(path, what)
+
+
+def _local_edit(path: str, what: str) -> ConflictError:
+    return ConflictError(
+        f"{what} in the working tree would be overwritten",
+        code="local-edits",
+        path=path,
+        hint="commit, stash or remove your change to this file, then retry; "
+        "memgit never overwrites local edits",
+    )
+
+
+def apply_to_worktree(
+    repo: pygit2.Repository,
+    index: pygit2.Index,
+    tree: pygit2.Tree,
+    changes: Mapping[str, bytes | None],
+) -> None:
+    """Write each changed file (atomically) and its index entry, then save the index.
+
+    Temporary files go to ``.git/memgit/tmp`` so a crash mid-write leaves nothing
+    in the working tree for ``git status`` to show.
+    """
+    workdir = Path(repo.workdir)
+    scratch = Path(repo.path) / CACHE_DIR / "tmp"
+    scratch.mkdir(parents=True, exist_ok=True)
+    for path, data in changes.items():
+        full = workdir / path
+        if data is None:
+            full.unlink(missing_ok=True)
+            if path in index:
+                index.remove(path)
+            _remove_empty_parents(workdir, full.parent)
+            continue
+        check_no_symlinks(workdir, path)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(full, data, scratch)
+        index.add(path)
+        blob = blob_at(tree, path)
+        if blob is not None and index[path].id != blob:
+            # Clean/smudge filters changed the hash: record the committed blob.
+            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    _write_index(index, Path(repo.path) / "index.lock")
+
+
+def _write_index(index: pygit2.Index, lock_file: Path, timeout: float = 5.0) -> None:
+    """Save the index, waiting briefly if a git command holds its lock."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            index.write()
+            return
+        except OSError as err:
+            if time.monotonic() >= deadline:
+                raise ConflictError(
+                    "the commit is made but the index could not be updated: "
+                    "another git process holds the index lock",
+                    code="git-lock",
+                    path=str(lock_file),
+                    hint="when no git command is running, remove the lock file; the next "
+                    "memgit write finishes the update",
+                ) from err
+            time.sleep(0.02)
+
+
+def _atomic_write(full: Path, data: bytes, scratch: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=scratch, prefix=f"{full.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, full)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _remove_empty_parents(workdir: Path, folder: Path) -> None:
+    while folder != workdir and workdir in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent

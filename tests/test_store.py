@@ -1,0 +1,245 @@
+"""The commit engine on real repositories: trees, compare-and-swap, work tree, recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from conftest import git, snapshot
+from memgit.errors import ConflictError, InvalidInputError
+from memgit.store.engine import Change, commit_change
+from memgit.store.repository import open_repository
+from memgit.store.tree import build_tree
+
+
+@pytest.fixture
+def plain_repo(tmp_path: Path) -> pygit2.Repository:
+    path = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(path))
+    (path / "README").write_text("hello\n")
+    git(path, "add", "README")
+    git(path, "commit", "-q", "-m", "start")
+    return open_repository(path)
+
+
+def write(files: dict[str, bytes | None], message: str = "test: write\n"):
+    return lambda tip: Change(files=files, message=message)
+
+
+def test_build_tree_rewrites_only_changed_paths(plain_repo: pygit2.Repository) -> None:
+    base_id = build_tree(
+        plain_repo, None, {"a/x/1": b"1", "a/y/2": b"2", "b/3": b"3"}
+    )
+    base = plain_repo[base_id]
+    new = plain_repo[build_tree(plain_repo, base, {"a/x/4": b"4"})]
+    assert new["b"].id == base["b"].id
+    assert plain_repo[new["a"].id]["y"].id == plain_repo[base["a"].id]["y"].id
+    assert new["a"].id != base["a"].id
+    emptied = plain_repo[build_tree(plain_repo, base, {"b/3": None})]
+    assert "b" not in emptied
+
+
+@pytest.mark.parametrize("bad", ["../x", "/abs", "a//b", "a/./b", "a\x00b", "a/.git/x", "a\nb"])
+def test_unsafe_paths_are_refused(plain_repo: pygit2.Repository, bad: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        build_tree(plain_repo, None, {bad: b"x"})
+    assert caught.value.code == "unsafe-path"
+
+
+def test_commit_updates_branch_index_and_worktree(plain_repo: pygit2.Repository) -> None:
+    path = Path(plain_repo.workdir)
+    result = commit_change(plain_repo, write({"notes/a.txt": b"A\n"}))
+    assert result.commit == git(path, "rev-parse", "HEAD").strip()
+    assert (path / "notes/a.txt").read_bytes() == b"A\n"
+    assert git(path, "status", "--porcelain") == ""
+    assert git(path, "ls-files", "notes") == "notes/a.txt\n"
+    git(path, "fsck", "--strict")
+    reflog = git(path, "reflog", "show", "--format=%gs", "main")
+    assert reflog.splitlines()[0] == "memgit: test: write"
+
+
+def test_deleting_a_file_removes_it_and_its_empty_folders(plain_repo: pygit2.Repository) -> None:
+    path = Path(plain_repo.workdir)
+    commit_change(plain_repo, write({"deep/er/a.txt": b"A"}))
+    commit_change(plain_repo, write({"deep/er/a.txt": None}))
+    assert not (path / "deep").exists()
+    assert git(path, "status", "--porcelain") == ""
+
+
+def test_no_op_change_makes_no_commit(plain_repo: pygit2.Repository) -> None:
+    head = str(plain_repo.head.target)
+    result = commit_change(plain_repo, write({"README": b"hello\n"}))
+    assert result.commit is None
+    assert str(plain_repo.head.target) == head
+
+
+def test_lost_race_is_reapplied_on_the_new_tip(plain_repo: pygit2.Repository) -> None:
+    """Someone commits between our read of the tip and our ref update: nothing is lost."""
+    path = Path(plain_repo.workdir)
+    calls = []
+
+    def plan(tip: pygit2.Commit | None) -> Change:
+        calls.append(str(tip.id) if tip else None)
+        if len(calls) == 1:
+            (path / "theirs.txt").write_text("theirs\n")
+            git(path, "add", "theirs.txt")
+            git(path, "commit", "-q", "-m", "their commit")
+        return Change(files={"ours.txt": b"ours\n"}, message="ours\n")
+
+    result = commit_change(plain_repo, plan)
+    assert result.attempts == 2
+    assert calls[1] == git(path, "rev-parse", "HEAD~1").strip()
+    assert git(path, "ls-tree", "--name-only", "HEAD").split() == ["README", "ours.txt", "theirs.txt"]
+    assert git(path, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize(
+    ("prepare", "what"),
+    [
+        (lambda p: (p / "new.txt").write_text("mine"), "an untracked file"),
+        (lambda p: (p / "README").write_text("edited"), "uncommitted changes"),
+        (lambda p: (p / "README").unlink(), "a local deletion"),
+        (
+            lambda p: ((p / "README").write_text("staged"), git(p, "add", "README")),
+            "staged changes",
+        ),
+    ],
+)
+def test_local_edits_are_never_clobbered(plain_repo: pygit2.Repository, prepare, what: str) -> None:
+    path = Path(plain_repo.workdir)
+    prepare(path)
+    before = snapshot(path)
+    with pytest.raises(ConflictError) as caught:
+        commit_change(plain_repo, write({"new.txt": b"memgit", "README": b"memgit"}))
+    assert caught.value.code == "local-edits"
+    assert what in caught.value.message
+    assert snapshot(path) == before
+
+
+def test_symlinked_folder_is_refused(plain_repo: pygit2.Repository, tmp_path: Path) -> None:
+    path = Path(plain_repo.workdir)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (path / "inbox").symlink_to(outside)
+    before = snapshot(path)
+    with pytest.raises(InvalidInputError) as caught:
+        commit_change(plain_repo, write({"inbox/a/b.yaml": b"x"}))
+    assert caught.value.code == "unsafe-path"
+    assert list(outside.iterdir()) == []
+    assert snapshot(path) == before
+
+
+def test_file_where_a_folder_is_needed_is_a_conflict(plain_repo: pygit2.Repository) -> None:
+    with pytest.raises(ConflictError) as caught:
+        commit_change(plain_repo, write({"README/x": b"x"}))
+    assert caught.value.code == "path-conflict"
+
+
+def test_detached_and_unborn_heads_are_refused(plain_repo: pygit2.Repository) -> None:
+    path = Path(plain_repo.workdir)
+    git(path, "checkout", "-q", "--detach")
+    before = snapshot(path)
+    with pytest.raises(ConflictError) as caught:
+        commit_change(plain_repo, write({"a": b"a"}))
+    assert caught.value.code == "detached-head"
+    assert snapshot(path) == before
+    git(path, "checkout", "-q", "--orphan", "fresh")
+    with pytest.raises(ConflictError) as caught:
+        commit_change(plain_repo, write({"a": b"a"}))
+    assert caught.value.code == "unborn-branch"
+
+
+def test_extra_refs_point_at_the_new_commit(plain_repo: pygit2.Repository) -> None:
+    path = Path(plain_repo.workdir)
+    change = Change(files={"a": b"a"}, message="run\n", refs={"refs/memgit/runs/r1": "HEAD"})
+    result = commit_change(plain_repo, lambda tip: change)
+    assert git(path, "rev-parse", "refs/memgit/runs/r1").strip() == result.commit
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from memgit.store.lock import WriterLock
+lock = WriterLock(Path(sys.argv[1]), timeout=5)
+lock.acquire()
+lock.write({})
+print("locked", flush=True)
+time.sleep(30)
+"""
+
+
+def test_busy_lock_names_the_live_holder(plain_repo: pygit2.Repository) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, plain_repo.path], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        before = snapshot(Path(plain_repo.workdir))
+        with pytest.raises(ConflictError) as caught:
+            commit_change(plain_repo, write({"a": b"a"}), lock_timeout=0.3)
+        assert caught.value.code == "lock-busy"
+        assert f"memgit process {holder.pid}" in caught.value.message
+        assert "(running)" in caught.value.message
+        assert snapshot(Path(plain_repo.workdir)) == before
+    finally:
+        holder.kill()
+        holder.wait()
+    # The kernel released the lock with the process: the next writer goes ahead.
+    assert commit_change(plain_repo, write({"a": b"a"}), lock_timeout=2).commit
+
+
+def test_writer_killed_after_moving_the_branch_is_finished_by_the_next(
+    plain_repo: pygit2.Repository,
+) -> None:
+    """Simulate a writer killed between the ref update and the work-tree sync."""
+    path = Path(plain_repo.workdir)
+    tip = plain_repo.head.peel(pygit2.Commit)
+    tree = build_tree(plain_repo, tip.tree, {"orphan.txt": b"orphan\n"})
+    sig = pygit2.Signature("x", "x@example.com", 0, 0)
+    new = plain_repo.create_commit(None, sig, sig, "half done\n", tree, [tip.id])
+    journal = {
+        "pid": 999999999,
+        "host": "h",
+        "at": time.time(),
+        "op": "publish",
+        "branch": "refs/heads/main",
+        "old": str(tip.id),
+        "new": str(new),
+        "paths": ["orphan.txt"],
+        "refs": {},
+    }
+    plain_repo.references["refs/heads/main"].set_target(new)
+    (Path(plain_repo.path) / "memgit").mkdir(exist_ok=True)
+    (Path(plain_repo.path) / "memgit" / "lock").write_text(json.dumps(journal))
+    (Path(plain_repo.path) / "index.lock").write_bytes(b"")
+    assert git(path, "status", "--porcelain", check=False) != ""
+
+    commit_change(plain_repo, write({"next.txt": b"next\n"}))
+    assert (path / "orphan.txt").read_bytes() == b"orphan\n"
+    assert not (Path(plain_repo.path) / "index.lock").exists()
+    assert git(path, "status", "--porcelain") == ""
+    assert git(path, "log", "--format=%s").splitlines()[:2] == ["test: write", "half done"]
+
+
+def test_foreign_index_lock_is_reported_not_removed(plain_repo: pygit2.Repository) -> None:
+    lock = Path(plain_repo.path) / "index.lock"
+    lock.write_bytes(b"")
+    os.utime(lock, (time.time() - 3600, time.time() - 3600))
+    from memgit.store import engine
+
+    old_wait = engine.REF_LOCK_WAIT
+    try:
+        engine.REF_LOCK_WAIT = 0.2
+        with pytest.raises(ConflictError) as caught:
+            commit_change(plain_repo, write({"a": b"a"}))
+    finally:
+        engine.REF_LOCK_WAIT = old_wait
+    assert caught.value.code == "git-lock"
+    assert lock.exists()
