@@ -55,7 +55,9 @@ def init_repository(path: Path) -> InitResult:
     else:
         repo = pygit2.Repository(str(path))
         if repo.is_bare:
-            raise UsageError("cannot adopt a bare repository", code="bare-repository", path=str(path))
+            raise UsageError(
+                "cannot adopt a bare repository", code="bare-repository", path=str(path)
+            )
     repo.config["core.logAllRefUpdates"] = "always"
 
     existing: list[str] = []

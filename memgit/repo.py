@@ -80,9 +80,7 @@ class MemoryRepo:
             item if isinstance(item, Turn) else parse_turn(_as_json(item), source=source)
             for item in turns
         ]
-        return capture_turns(
-            self.git, parsed, source=source, author_fallback=self.settings.author
-        )
+        return capture_turns(self.git, parsed, source=source, author_fallback=self.settings.author)
 
 
 def _as_json(item: Mapping[str, Any] | str | bytes) -> dict[str, Any] | str | bytes:

@@ -12,11 +12,12 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import git, snapshot
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.store.engine import Change, commit_change
 from memgit.store.repository import open_repository
 from memgit.store.tree import build_tree
+
+from support import git, snapshot
 
 
 @pytest.fixture
@@ -34,9 +35,7 @@ def write(files: dict[str, bytes | None], message: str = "test: write\n"):
 
 
 def test_build_tree_rewrites_only_changed_paths(plain_repo: pygit2.Repository) -> None:
-    base_id = build_tree(
-        plain_repo, None, {"a/x/1": b"1", "a/y/2": b"2", "b/3": b"3"}
-    )
+    base_id = build_tree(plain_repo, None, {"a/x/1": b"1", "a/y/2": b"2", "b/3": b"3"})
     base = plain_repo[base_id]
     new = plain_repo[build_tree(plain_repo, base, {"a/x/4": b"4"})]
     assert new["b"].id == base["b"].id
@@ -96,7 +95,8 @@ def test_lost_race_is_reapplied_on_the_new_tip(plain_repo: pygit2.Repository) ->
     result = commit_change(plain_repo, plan)
     assert result.attempts == 2
     assert calls[1] == git(path, "rev-parse", "HEAD~1").strip()
-    assert git(path, "ls-tree", "--name-only", "HEAD").split() == ["README", "ours.txt", "theirs.txt"]
+    names = git(path, "ls-tree", "--name-only", "HEAD").split()
+    assert names == ["README", "ours.txt", "theirs.txt"]
     assert git(path, "status", "--porcelain") == ""
 
 

@@ -78,9 +78,7 @@ def capture_turns(
         new_turns = [turn for turn, _ in prepared if not outcome[turn.path]]
         return Change(files=files, message=_message(new_turns))
 
-    result = commit_change(
-        repo, plan, author_fallback=author_fallback, lock_timeout=lock_timeout
-    )
+    result = commit_change(repo, plan, author_fallback=author_fallback, lock_timeout=lock_timeout)
     captured = tuple(
         CapturedTurn(
             path=turn.path,

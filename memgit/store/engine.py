@@ -127,8 +127,7 @@ def wait_for_git_lock(lock_file: Path, timeout: float = REF_LOCK_WAIT) -> None:
                 "another git process holds this lock",
                 code="git-lock",
                 path=str(lock_file),
-                hint="if no git command is running, the lock is stale: remove the file "
-                "and retry",
+                hint="if no git command is running, the lock is stale: remove the file and retry",
             )
         time.sleep(0.02)
 

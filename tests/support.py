@@ -1,0 +1,63 @@
+"""Helpers for tests: the git CLI as a user runs it, the memgit command, snapshots."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def git(path: Path, *args: str, check: bool = True) -> str:
+    """Run the git CLI as a user would and return its stdout."""
+    done = subprocess.run(
+        ["git", "-C", str(path), *args], capture_output=True, text=True, check=False
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
+    return done.stdout
+
+
+def memgit_cli(
+    *args: str,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the real ``memgit`` command in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "memgit.cli.main", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+        timeout=120,
+    )
+
+
+def snapshot(path: Path) -> dict[str, object]:
+    """Everything a failed command must leave unchanged: refs, index, working tree."""
+    refs = git(path, "for-each-ref", "--format=%(refname) %(objectname)")
+    head = git(path, "symbolic-ref", "-q", "HEAD", check=False) + git(
+        path, "rev-parse", "-q", "--verify", "HEAD", check=False
+    )
+    index = (path / ".git" / "index").read_bytes() if (path / ".git" / "index").exists() else b""
+    files = {
+        str(p.relative_to(path)): p.read_bytes() if p.is_file() and not p.is_symlink() else "link"
+        for p in sorted(path.rglob("*"))
+        if ".git" not in p.relative_to(path).parts and not p.is_dir()
+    }
+    return {"refs": refs, "head": head, "index": index, "files": files}
+
+
+def make_turn(seq: int = 0, content: str = "hello", **fields: object) -> dict[str, object]:
+    turn: dict[str, object] = {
+        "source": "test-agent",
+        "session": "s1",
+        "seq": seq,
+        "timestamp": "2026-11-30T10:00:00Z",
+        "messages": [{"role": "user", "content": content}],
+    }
+    turn.update(fields)
+    return turn
