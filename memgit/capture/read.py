@@ -26,7 +26,16 @@ def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_INPUT_BYTES
 
 def parse_turn(data: bytes | str | dict[str, Any], *, source: str) -> Turn:
     """One turn from JSON text (strictly parsed) or an already parsed mapping."""
-    value = data if isinstance(data, dict) else parse_json(data, source=source)
+    if isinstance(data, dict):
+        return turn_from_data(data, source=source)
+    if not data.strip():
+        raise InvalidInputError(
+            "no input: expected a turn as a JSON object",
+            code="empty-input",
+            path=source,
+            hint="see `memgit capture --help` for the turn format",
+        )
+    value = parse_json(data, source=source)
     return turn_from_data(value, source=source)
 
 

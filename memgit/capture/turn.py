@@ -71,11 +71,13 @@ class Turn:
 def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
     """Check parsed input (or a parsed capture file) and build the Turn."""
     _check_sizes(data, source=source)
+    if isinstance(data, dict):
+        for name in ("source", "session"):
+            if isinstance(data.get(name), str):
+                check_segment(data[name], field=name, source=source)
     problems = list(iter_schema_problems(data, schema, path=source))
     if problems:
         raise InvalidInputError.from_problems(problems)
-    check_segment(data["source"], field="source", source=source)
-    check_segment(data["session"], field="session", source=source)
     _check_timestamp(data["timestamp"], source=source)
     messages = tuple(
         Message(

@@ -35,7 +35,7 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
     error and nothing is overwritten.
     """
     from memgit.capture.read import iter_jsonl_turns, parse_turn, read_limited
-    from memgit.errors import UsageError
+    from memgit.errors import InvalidInputError, UsageError
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
@@ -66,7 +66,7 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
     with stream:
         turns = list(iter_jsonl_turns(stream, source=name))
     if not turns:
-        raise UsageError("no turns in the input", code="empty-input", path=name)
+        raise InvalidInputError("no turns in the input", code="empty-input", path=name)
     result = repo.capture_many(turns, source=name)
     if as_json:
         emit_json(result.to_dict())

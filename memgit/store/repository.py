@@ -22,6 +22,7 @@ def configure_libgit2() -> None:
 def open_repository(start: Path) -> pygit2.Repository:
     """The non-bare repository containing ``start`` (searched upward, as git does)."""
     configure_libgit2()
+    start = start.resolve()
     try:
         found = pygit2.discover_repository(str(start))
     except pygit2.GitError as err:
