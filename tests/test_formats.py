@@ -7,8 +7,9 @@ back, and canonical text re-renders to the same bytes) and a fuzz property
 
 from __future__ import annotations
 
+import contextlib
 import string
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +30,7 @@ from memgit.memory import Memory, Source, Supersedes, new_memory_id, parse_memor
 from memgit.runrecord import RunInput, RunRecord, parse_run_record, render_run_record
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 from memgit.trailers import parse_trailers, render_message
+
 from support import git
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -45,7 +47,7 @@ one_line = (
 )
 any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
 timestamps = st.datetimes(
-    min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(timezone.utc)
+    min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(UTC)
 ).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 hex40 = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
 
@@ -346,7 +348,5 @@ def test_capture_file_round_trips(turn: Turn) -> None:
 @FUZZ
 @given(st.text(max_size=300) | st.binary(max_size=300))
 def test_capture_parser_raises_only_our_errors(data: str | bytes) -> None:
-    try:
+    with contextlib.suppress(MemgitError):
         parse_capture(data, path="inbox/x.yaml")
-    except MemgitError:
-        pass
