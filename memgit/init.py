@@ -9,10 +9,10 @@ from typing import Any
 import pygit2
 
 from memgit.constants import CONFIG_FILE, FORMAT_VERSION, PRE_COMMIT_CONFIG, TRAILER_INIT
-from memgit.errors import ConflictError, UsageError
+from memgit.errors import ConflictError
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 from memgit.store.engine import Change, commit_change
-from memgit.store.repository import configure_libgit2
+from memgit.store.repository import init_or_adopt
 from memgit.store.tree import blob_at
 from memgit.trailers import render_message
 
@@ -45,20 +45,8 @@ class InitResult:
 
 def init_repository(path: Path) -> InitResult:
     """Make ``path`` a memory repository; safe to run again."""
-    configure_libgit2()
     path = path.resolve()
-    if path.exists() and not path.is_dir():
-        raise UsageError("not a folder", code="not-a-folder", path=str(path))
-    new_repository = not (path / ".git").exists()
-    if new_repository:
-        repo = pygit2.init_repository(str(path), bare=False, initial_head="main")
-    else:
-        repo = pygit2.Repository(str(path))
-        if repo.is_bare:
-            raise UsageError(
-                "cannot adopt a bare repository", code="bare-repository", path=str(path)
-            )
-    repo.config["core.logAllRefUpdates"] = "always"
+    repo, new_repository = init_or_adopt(path)
 
     existing: list[str] = []
 

@@ -44,6 +44,27 @@ def open_repository(start: Path) -> pygit2.Repository:
     return repo
 
 
+def init_or_adopt(path: Path) -> tuple[pygit2.Repository, bool]:
+    """Open the repository at ``path``, creating it (branch ``main``) if there is none.
+
+    Either way, turn on reflogs for every ref so memgit's own refs keep history.
+    """
+    configure_libgit2()
+    if path.exists() and not path.is_dir():
+        raise UsageError("not a folder", code="not-a-folder", path=str(path))
+    created = not (path / ".git").exists()
+    if created:
+        repo = pygit2.init_repository(str(path), bare=False, initial_head="main")
+    else:
+        repo = pygit2.Repository(str(path))
+        if repo.is_bare:
+            raise UsageError(
+                "cannot adopt a bare repository", code="bare-repository", path=str(path)
+            )
+    repo.config["core.logAllRefUpdates"] = "always"
+    return repo, created
+
+
 def head_branch(repo: pygit2.Repository, *, allow_unborn: bool = False) -> str:
     """The full name of the branch HEAD points at (``refs/heads/...``)."""
     if repo.head_is_detached:
