@@ -26,6 +26,7 @@ TRAILER_SUPERSEDED = "Memgit-Superseded"
 TRAILER_RETRACTED = "Memgit-Retracted"
 TRAILER_CAPTURED = "Memgit-Captured"
 TRAILER_INIT = "Memgit-Init"
+TRAILER_EXPIRED = "Memgit-Expired"
 
 # Input limits: generous for real conversations, small enough to refuse abuse.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -35,3 +36,12 @@ MAX_JSON_DEPTH = 64
 MAX_YAML_BYTES = 4 * 1024 * 1024
 MAX_SEGMENT_LENGTH = 128
 MAX_SCOPE_DEPTH = 8
+
+# Recall: the lexical index (a derived cache in .git/memgit/) and query limits.
+INDEX_FILE = "index.sqlite"
+OVERLAY_TTL_ENV = "MEMGIT_OVERLAY_TTL"
+DEFAULT_OVERLAY_TTL = 1.0
+MAX_QUERY_TERMS = 32
+MAX_QUERY_CHARS = 1024 * 1024
+DEFAULT_RECALL_K = 10
+MAX_RECALL_K = 1000

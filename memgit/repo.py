@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from memgit.capture.inbox import CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.capture.turn import Turn
+from memgit.errors import UsageError
 from memgit.init import InitResult, init_repository
 from memgit.settings import Settings, load_settings
 from memgit.store.repository import open_repository
+
+if TYPE_CHECKING:
+    from memgit.gate.backends import Backend
+    from memgit.gate.prompt import GateRequest
+    from memgit.process import ProcessResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
 
@@ -74,14 +80,58 @@ class MemoryRepo:
             duplicate=captured.duplicate,
         )
 
+    def process(
+        self,
+        *,
+        backend: str | None = None,
+        gate_output: str | bytes | None = None,
+        max_batches: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ProcessResult:
+        """Turn pending captures into memories: one validated commit per batch.
+
+        ``gate_output`` is the Gate's answer supplied by the caller (the host
+        backend); otherwise ``backend`` (default: ``gate.backend`` in memgit.yaml)
+        is asked.
+        """
+        from memgit.gate.backends import make_backend
+        from memgit.gate.backends.host import HostBackend
+        from memgit.process import process_inbox
+
+        name = backend or self.settings.gate.get("backend", "rules")
+        if gate_output is not None:
+            chosen: Backend = HostBackend(
+                gate_output.decode("utf-8", "replace")
+                if isinstance(gate_output, bytes)
+                else gate_output
+            )
+        elif name == "host":
+            raise UsageError(
+                "the host backend needs the Gate's answer",
+                code="usage",
+                hint="pass it with --gate-output FILE (or - for stdin); "
+                "--print-prompt shows what to answer",
+            )
+        else:
+            chosen = make_backend(name, self.settings.gate)
+        return process_inbox(
+            self.git, self.settings, chosen, max_batches=max_batches, progress=progress
+        )
+
+    def gate_prompt(self) -> GateRequest | None:
+        """What the Gate is asked for the first pending batch; None when nothing is pending."""
+        from memgit.process import first_request
+
+        return first_request(self.git, self.settings)
+
     def capture_many(self, turns: Iterable[TurnInput], *, source: str = "<api>") -> CaptureResult:
         """Redact and commit many turns as one commit."""
-        parsed = [
-            item if isinstance(item, Turn) else parse_turn(_as_json(item), source=source)
-            for item in turns
-        ]
+        parsed = [parse_turn(_as_json(item), source=source) for item in turns]
         return capture_turns(self.git, parsed, source=source, author_fallback=self.settings.author)
 
 
-def _as_json(item: Mapping[str, Any] | str | bytes) -> dict[str, Any] | str | bytes:
+def _as_json(item: TurnInput) -> dict[str, Any] | str | bytes:
+    """Every turn is checked, including Turn values built in Python."""
+    if isinstance(item, Turn):
+        return item.to_dict()
     return dict(item) if isinstance(item, Mapping) else item

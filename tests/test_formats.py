@@ -249,7 +249,17 @@ runs = st.builds(
     backend=st.sampled_from(["rules", "openai"]),
     model=st.none() | one_line,
     prompt_digest=st.text("0123456789abcdef", min_size=64, max_size=64).map("sha256:".__add__),
-    gate_output=st.dictionaries(names, st.lists(names), max_size=3),
+    gate_output=st.builds(
+        lambda units: {
+            "candidates": [],
+            "coverage": [
+                {"unit_id": unit, "decision": "NO_CHANGE", "reason": "no-durable-content"}
+                for unit in units
+            ],
+            "evidence_bindings": [],
+        },
+        st.lists(names, max_size=3),
+    ),
     inputs=st.lists(st.builds(RunInput, path=st.just("inbox/a/00/s/000001.yaml"), blob=hex40)).map(
         tuple
     ),

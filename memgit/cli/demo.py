@@ -22,9 +22,10 @@ def demo(target: Path | None, as_json: bool) -> None:
     """Show memgit at work on a small bundled conversation (offline, no model).
 
     Creates a memory repository, captures each turn of the conversation (one
-    commit per turn, secrets redacted before anything is written) and shows
-    the history with its trailers and the capture files. The repository is
-    kept so you can explore it with ordinary git commands.
+    commit per turn, secrets redacted before anything is written), processes
+    the turns with the offline `rules` Gate (one validated commit for the run)
+    and shows the memories, the run record and the history with its trailers.
+    The repository is kept so you can explore it with ordinary git commands.
     """
     from memgit.demo import run_demo
 
@@ -34,6 +35,7 @@ def demo(target: Path | None, as_json: bool) -> None:
             {
                 "path": str(result.path),
                 "captures": [outcome.to_dict() for outcome in result.captures],
+                "process": result.processed.to_dict(),
             }
         )
         return
@@ -45,14 +47,35 @@ def demo(target: Path | None, as_json: bool) -> None:
         note = f"  ({describe_redactions(outcome.redactions)})" if outcome.redactions else ""
         click.echo(f"  {outcome.path}{note}")
     click.echo()
-    click.echo(heading("2. git log, with the trailers programs read", bold=True))
-    click.echo(_git(result.path, "log", "--format=%h %s%n%(trailers:only,unfold)"))
-    click.echo(heading("3. A capture file, as stored (secrets already gone)", bold=True))
+    click.echo(heading("2. A capture file, as stored (secrets already gone)", bold=True))
     redacted = next((o for o in result.captures if o.redactions), result.captures[0])
     click.echo((result.path / redacted.path).read_text("utf-8"))
+    click.echo(heading("3. Processed by the offline rules Gate: one commit per run", bold=True))
+    for run in result.processed.runs:
+        click.echo(f"  run {run.run_id}")
+        for decision in run.decisions:
+            click.echo(f"  {decision.action:<7} {decision.path}")
+    click.echo()
+    first = next((d for run in result.processed.runs for d in run.decisions), None)
+    if first is not None:
+        click.echo(heading(f"4. A memory: {first.path}", bold=True))
+        click.echo((result.path / first.path).read_text("utf-8"))
+    for run in result.processed.runs:
+        record = next(result.path.glob(f"runs/*/*/{run.run_id}.json"))
+        click.echo(heading(f"5. Its run record: {record.relative_to(result.path)}", bold=True))
+        click.echo(_excerpt(record.read_text("utf-8"), 24))
+    click.echo(heading("6. git log, with the trailers programs read", bold=True))
+    click.echo(_git(result.path, "log", "--format=%h %s%n%(trailers:only,unfold)"))
     click.echo(heading("Explore it yourself:", bold=True))
     click.echo(f"  cd {result.path}")
-    click.echo("  git log --stat    git show HEAD~3    git log --format='%(trailers)'")
+    click.echo("  git log --stat    git show HEAD    git log --format='%(trailers)'")
+    click.echo("  git for-each-ref refs/memgit    git blame memories/")
+
+
+def _excerpt(text: str, lines: int) -> str:
+    kept = text.splitlines()
+    more = f"\n  ... ({len(kept) - lines} more lines)" if len(kept) > lines else ""
+    return "\n".join(kept[:lines]) + more + "\n"
 
 
 def _git(path: Path, *args: str) -> str:

@@ -18,6 +18,7 @@ from memgit.cli.errors import run_with_error_handler
 COMMANDS = {
     "init": "memgit.cli.init:init",
     "capture": "memgit.cli.capture:capture",
+    "process": "memgit.cli.process:process",
     "demo": "memgit.cli.demo:demo",
 }
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from memgit.process import ProcessResult
 from memgit.repo import CaptureOutcome, MemoryRepo
 
 
@@ -14,6 +15,7 @@ from memgit.repo import CaptureOutcome, MemoryRepo
 class DemoResult:
     path: Path
     captures: tuple[CaptureOutcome, ...]
+    processed: ProcessResult
 
 
 def bundled_conversation() -> list[str]:
@@ -23,7 +25,7 @@ def bundled_conversation() -> list[str]:
 
 
 def run_demo(target: Path | None = None) -> DemoResult:
-    """Create a memory repository and capture the bundled conversation turn by turn."""
+    """Create a memory repository, capture the bundled conversation, process it offline."""
     path = target if target is not None else Path(tempfile.mkdtemp(prefix="memgit-demo-"))
     MemoryRepo.init(path)
     repo = MemoryRepo.open(path)
@@ -31,4 +33,5 @@ def run_demo(target: Path | None = None) -> DemoResult:
         repo.capture(line, source=f"conversation.jsonl:{number}")
         for number, line in enumerate(bundled_conversation(), start=1)
     )
-    return DemoResult(path=path, captures=captures)
+    processed = repo.process(backend="rules")
+    return DemoResult(path=path, captures=captures, processed=processed)

@@ -19,7 +19,7 @@ from referencing import Registry, Resource
 from memgit.errors import Problem
 from memgit.jsonio import json_path
 
-NAMES = ("common", "config", "capture", "turn", "memory", "run")
+NAMES = ("common", "config", "capture", "turn", "memory", "run", "gate-output")
 _MAX_MESSAGE = 200
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pygit2
 
@@ -76,3 +76,10 @@ def signatures(
     """(author, committer): environment, then git config, then memgit.yaml's author."""
     config = repo.config
     return _signature("AUTHOR", config, fallback), _signature("COMMITTER", config, fallback)
+
+
+def commit_time() -> datetime:
+    """Now, as the next commit will record it (``GIT_COMMITTER_DATE`` wins, as in git)."""
+    raw = os.environ.get("GIT_COMMITTER_DATE")
+    when = parse_git_date(raw, field="GIT_COMMITTER_DATE")[0] if raw else time.time()
+    return datetime.fromtimestamp(int(when), tz=UTC)

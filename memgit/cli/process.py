@@ -1,0 +1,135 @@
+"""``memgit process``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from memgit.cli.output import emit_json, plural
+
+if TYPE_CHECKING:
+    from memgit.process import ProcessResult
+    from memgit.repo import MemoryRepo
+
+
+@click.command()
+@click.option("--backend", help="Gate backend to use instead of gate.backend in memgit.yaml.")
+@click.option(
+    "--gate-output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="The Gate's answer as a JSON file ('-' for stdin): the host backend, for agents "
+    "that extract memories themselves.",
+)
+@click.option(
+    "--print-prompt",
+    is_flag=True,
+    help="Print what the Gate is asked for the next batch (units included) and exit.",
+)
+@click.option("--max-batches", type=click.IntRange(min=1), help="Stop after this many runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_obj
+def process(
+    directory: Path,
+    backend: str | None,
+    gate_output: Path | None,
+    print_prompt: bool,
+    max_batches: int | None,
+    as_json: bool,
+) -> None:
+    """Turn pending captured turns into memories, one validated commit per run.
+
+    Each batch of pending captures goes to the Gate backend (default: the
+    offline `rules` backend, which keeps explicit statements such as "remember
+    that ..."). Its answer is validated against the evidence; a refused answer
+    gets one correction round, then the run fails and nothing is written.
+    Each run commits the memory files and runs/<yyyy>/<mm>/<run-id>.json with
+    Memgit-* trailers. Processed captures older than inbox.retention_days are
+    then removed from the tree in a separate commit (Git keeps them).
+    """
+    from memgit.errors import UsageError
+    from memgit.process import describe_decisions
+    from memgit.repo import MemoryRepo
+
+    repo = MemoryRepo.open(directory)
+    if print_prompt:
+        request = repo.gate_prompt()
+        if as_json:
+            emit_json(
+                None
+                if request is None
+                else {
+                    "system": request.system,
+                    "user": request.user,
+                    "digest": request.digest,
+                    "units": [unit.to_prompt() for unit in request.units],
+                }
+            )
+        elif request is None:
+            click.echo("Nothing is pending.", err=True)
+        else:
+            click.echo(request.text, nl=False)
+        return
+    answer = None
+    if gate_output is not None:
+        try:
+            answer = (
+                sys.stdin.buffer.read() if str(gate_output) == "-" else gate_output.read_bytes()
+            )
+        except OSError as err:
+            raise UsageError(
+                f"cannot read: {err.strerror}", code="unreadable", path=str(gate_output)
+            ) from err
+    result = _run(repo, backend, answer, max_batches, quiet=as_json)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    if not result.runs and not result.cleanup_commit:
+        click.echo("Nothing to process.")
+    for run in result.runs:
+        assert run.commit is not None
+        click.echo(
+            f"Run {run.run_id}: {describe_decisions(run.decisions)} from "
+            f"{plural(len(run.captures), 'capture')} in {run.commit[:12]}"
+        )
+        for decision in run.decisions:
+            click.echo(f"  {decision.action:<9} {decision.memory_id}  {decision.path}")
+    if result.cleanup_commit:
+        click.echo(
+            f"Removed {plural(len(result.expired), 'processed capture')} past retention "
+            f"in {result.cleanup_commit[:12]}"
+        )
+    if result.remaining:
+        click.echo(f"{plural(result.remaining, 'capture')} still pending.")
+    if result.stuck:
+        click.echo(
+            f"{plural(len(result.stuck), 'unit')} deferred too often and skipped: "
+            + ", ".join(result.stuck[:5])
+            + (" ..." if len(result.stuck) > 5 else "")
+        )
+
+
+def _run(
+    repo: MemoryRepo,
+    backend: str | None,
+    answer: bytes | None,
+    max_batches: int | None,
+    *,
+    quiet: bool,
+) -> ProcessResult:
+    """Process, with a progress bar on a terminal (it appears once several batches run)."""
+    from rich.progress import Progress
+
+    if quiet or not sys.stderr.isatty():
+        return repo.process(backend=backend, gate_output=answer, max_batches=max_batches)
+    with Progress(transient=True) as bar:
+        task = bar.add_task("Processing", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return repo.process(
+            backend=backend, gate_output=answer, max_batches=max_batches, progress=progress
+        )

@@ -1,0 +1,90 @@
+"""Turns -> evidence units, and exact quote lookup.
+
+The evidence boundary (DESIGN decision 3): only what the user wrote and
+complete tool or document observations can support a memory. Assistant text
+and cut-short observations are context, never evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memgit.capture.turn import Turn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvidenceUnit:
+    """One message of one captured turn, with a stable id."""
+
+    id: str
+    capture: str
+    blob: str
+    index: int
+    role: str
+    text: str
+    can_support: bool
+    timestamp: str
+    thread: str | None = None
+    name: str | None = None
+
+    def to_prompt(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "unit_id": self.id,
+            "role": self.role,
+            "can_support": self.can_support,
+            "timestamp": self.timestamp,
+            "text": self.text,
+        }
+        if self.name:
+            data["name"] = self.name
+        return data
+
+
+def unit_id(turn: Turn, index: int) -> str:
+    """``source/session/seq#index``: derived from the capture, so it never changes."""
+    return f"{turn.key}#{index}"
+
+
+def can_support(role: str, text: str, complete: bool | None) -> bool:
+    if not text.strip():
+        return False
+    return role == "user" or (role == "tool" and complete is True)
+
+
+def units_of(turn: Turn, *, capture: str, blob: str) -> list[EvidenceUnit]:
+    return [
+        EvidenceUnit(
+            id=unit_id(turn, index),
+            capture=capture,
+            blob=blob,
+            index=index,
+            role=message.role,
+            name=message.name,
+            text=message.content,
+            can_support=can_support(message.role, message.content, message.complete),
+            timestamp=turn.timestamp,
+            thread=turn.thread,
+        )
+        for index, message in enumerate(turn.messages)
+    ]
+
+
+def locate_quote(
+    text: str, quote: str, start: int | None = None, end: int | None = None
+) -> tuple[int, int] | str:
+    """Where ``quote`` stands in ``text``, or the evidence-check code saying why not.
+
+    With offsets, the quote must stand exactly there; without, it must occur
+    exactly once, so that a source always points at one place.
+    """
+    if start is not None or end is not None:
+        if start is None or end is None or not 0 <= start <= end <= len(text):
+            return "quote-offsets-mismatch"
+        return (start, end) if text[start:end] == quote else "quote-offsets-mismatch"
+    first = text.find(quote)
+    if first < 0:
+        return "quote-not-found"
+    if text.find(quote, first + 1) >= 0:
+        return "quote-ambiguous"
+    return first, first + len(quote)

@@ -1,0 +1,1 @@
+"""The Gate: a model proposes memories, code verifies them against the evidence."""

@@ -1,0 +1,316 @@
+"""The Gate contract: parse a backend's answer, then check it against the evidence.
+
+The schema (``gate-output.schema.json``) checks shape; the code here checks
+what a schema cannot: that every supporting unit is covered exactly once, that
+every quote stands exactly once in the unit it names, that only units which
+can support a memory are used as evidence, and that targets are active
+memories. Each failure carries an allowlisted ``evidence_check`` code, so that
+diagnostics and correction requests never repeat raw model text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memgit.errors import ExitStatus, MemgitError, Problem
+from memgit.evidence import EvidenceUnit, locate_quote
+from memgit.jsonio import parse_json
+from memgit.schemas import iter_schema_problems
+from memgit.settings import Settings
+
+SOURCE = "gate output"
+
+# The allowlist: every code a Gate answer can fail with (docs/gate.md).
+EVIDENCE_CHECKS: dict[str, str] = {
+    "not-json": "the answer is not one JSON object (Markdown fences and prose are refused)",
+    "schema": "the answer breaks gate-output.schema.json",
+    "duplicate-candidate": "two candidates share a candidate_id",
+    "unknown-type": "a candidate's type is not in memgit.yaml's memory_types",
+    "unknown-scope": "a candidate's scope does not start with one of memgit.yaml's scopes",
+    "unknown-target": "a target names no active memory",
+    "retired-target": "a target names a memory that was superseded or retracted",
+    "duplicate-target": "two candidates change the same memory",
+    "unknown-unit": "a coverage row or claim names a unit that is not in this run",
+    "unit-cannot-support": "a coverage row or claim uses a unit that cannot support a memory",
+    "duplicate-coverage": "a unit has more than one coverage row",
+    "incomplete-coverage": "a supporting unit has no coverage row",
+    "unknown-candidate": "a coverage row or binding names a candidate that does not exist",
+    "duplicate-binding": "a candidate has more than one evidence binding",
+    "quote-not-found": "a quote does not occur in its unit's text",
+    "quote-ambiguous": "a quote occurs more than once in its unit and has no offsets",
+    "quote-offsets-mismatch": "a quote's start/end offsets do not select exactly the quote",
+    "confirmation-not-from-user": "a user_confirmation claim quotes a unit the user did not write",
+    "no-evidence": "a candidate has no evidence binding",
+    "coverage-contradicts-bindings": "coverage and evidence bindings disagree about a unit",
+}
+
+
+class GateOutputError(MemgitError):
+    """The Gate's answer failed validation; ``problems`` carry evidence_check codes."""
+
+    code = "gate-rejected"
+    exit_status = ExitStatus.INVALID_INPUT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claim:
+    unit_id: str
+    quote: str
+    role: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    candidate_id: str
+    action: str
+    target: str | None
+    type: str | None
+    scope: str | None
+    title: str | None
+    body: str | None
+    tags: tuple[str, ...]
+    claims: tuple[Claim, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateOutput:
+    """A validated answer: candidates with resolved claims, and the raw object to record."""
+
+    candidates: tuple[Candidate, ...]
+    decisions: dict[str, str]
+    raw: dict[str, Any]
+
+
+TargetState = Callable[[str], str]  # memory id -> "active" | "retired" | "unknown"
+
+
+def check_gate_output(
+    answer: str | bytes | dict[str, Any],
+    *,
+    units: Mapping[str, EvidenceUnit],
+    settings: Settings,
+    target_state: TargetState,
+) -> GateOutput:
+    """Validate ``answer`` for a run over ``units``; raise GateOutputError with every problem."""
+    raw = _parse(answer)
+    problems = list(iter_schema_problems(raw, "gate-output", path=SOURCE))
+    if problems:
+        raise _rejected(problems)
+    checker = _Checker(raw, units, settings, target_state)
+    problems = checker.run()
+    if problems:
+        raise _rejected(problems)
+    return checker.result()
+
+
+def _parse(answer: str | bytes | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(answer, dict):
+        return answer
+    text = answer.decode("utf-8", "replace") if isinstance(answer, bytes) else answer
+    fenced = text.lstrip().startswith("```")
+    try:
+        value = parse_json(text, source=SOURCE)
+    except MemgitError as err:
+        raise _rejected([_not_json(fenced)]) from err
+    if not isinstance(value, dict):
+        raise _rejected([_not_json(fenced)])
+    return value
+
+
+def _not_json(fenced: bool) -> Problem:
+    hint = "answer with the JSON object alone, without Markdown fences or prose"
+    reason = "a Markdown code fence" if fenced else "not one JSON object"
+    return Problem(code="not-json", message=f"the answer is {reason}", path=SOURCE, hint=hint)
+
+
+def _rejected(problems: list[Problem]) -> GateOutputError:
+    first = problems[0]
+    summary = ", ".join(f"{code} x{n}" for code, n in Counter(p.code for p in problems).items())
+    return GateOutputError(
+        f"the Gate's answer was refused ({summary}): {first.message}",
+        path=SOURCE,
+        field=first.field,
+        hint="nothing was written; the captures stay pending (docs/gate.md lists the checks)",
+        problems=tuple(problems),
+    )
+
+
+class _Checker:
+    """Collects every problem of one answer; see EVIDENCE_CHECKS for the codes."""
+
+    def __init__(
+        self,
+        raw: dict[str, Any],
+        units: Mapping[str, EvidenceUnit],
+        settings: Settings,
+        target_state: TargetState,
+    ) -> None:
+        self.raw = raw
+        self.units = units
+        self.settings = settings
+        self.target_state = target_state
+        self.problems: list[Problem] = []
+        self.claims: dict[str, list[Claim]] = {}
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def add(self, code: str, field: str, message: str | None = None) -> None:
+        self.problems.append(
+            Problem(
+                code=code,
+                message=message or EVIDENCE_CHECKS[code],
+                path=SOURCE,
+                field=field,
+            )
+        )
+
+    def run(self) -> list[Problem]:
+        candidate_ids = self._check_candidates()
+        self._check_coverage(candidate_ids)
+        self._check_bindings(candidate_ids)
+        self._check_agreement(candidate_ids)
+        return self.problems
+
+    def _check_candidates(self) -> set[str]:
+        seen: set[str] = set()
+        targets: set[str] = set()
+        scopes = set(self.settings.scopes)
+        for i, candidate in enumerate(self.raw["candidates"]):
+            field = f"candidates[{i}]"
+            cid = candidate["candidate_id"]
+            if cid in seen:
+                self.add("duplicate-candidate", f"{field}.candidate_id")
+            seen.add(cid)
+            kind = candidate.get("type")
+            if kind is not None and kind not in self.settings.memory_types:
+                self.add("unknown-type", f"{field}.type")
+            scope = candidate.get("scope")
+            if scope is not None and scope.split("/")[0] not in scopes:
+                self.add("unknown-scope", f"{field}.scope")
+            target = candidate.get("target")
+            if target is None:
+                continue
+            state = self.target_state(target)
+            if state == "retired":
+                self.add("retired-target", f"{field}.target")
+            elif state != "active":
+                self.add("unknown-target", f"{field}.target")
+            if target in targets:
+                self.add("duplicate-target", f"{field}.target")
+            targets.add(target)
+        return seen
+
+    def _unit(self, unit_id: str, field: str) -> EvidenceUnit | None:
+        unit = self.units.get(unit_id)
+        if unit is None:
+            self.add("unknown-unit", field)
+            return None
+        if not unit.can_support:
+            self.add("unit-cannot-support", field)
+            return None
+        return unit
+
+    def _check_coverage(self, candidate_ids: set[str]) -> None:
+        for i, row in enumerate(self.raw["coverage"]):
+            field = f"coverage[{i}]"
+            unit = self._unit(row["unit_id"], f"{field}.unit_id")
+            if unit is None:
+                continue
+            if unit.id in self.rows:
+                self.add("duplicate-coverage", f"{field}.unit_id")
+                continue
+            self.rows[unit.id] = row
+            for j, cid in enumerate(row.get("candidate_ids", ())):
+                if cid not in candidate_ids:
+                    self.add("unknown-candidate", f"{field}.candidate_ids[{j}]")
+        missing = [u for u in self.units.values() if u.can_support and u.id not in self.rows]
+        for unit in missing:
+            self.add(
+                "incomplete-coverage",
+                "coverage",
+                f"supporting unit {unit.id} has no coverage row",
+            )
+
+    def _check_bindings(self, candidate_ids: set[str]) -> None:
+        for i, binding in enumerate(self.raw["evidence_bindings"]):
+            field = f"evidence_bindings[{i}]"
+            cid = binding["candidate_id"]
+            if cid not in candidate_ids:
+                self.add("unknown-candidate", f"{field}.candidate_id")
+                continue
+            if cid in self.claims:
+                self.add("duplicate-binding", f"{field}.candidate_id")
+                continue
+            resolved = self.claims.setdefault(cid, [])
+            for j, claim in enumerate(binding["claims"]):
+                claim_field = f"{field}.claims[{j}]"
+                unit = self._unit(claim["unit_id"], f"{claim_field}.unit_id")
+                if unit is None:
+                    continue
+                if claim["role"] == "user_confirmation" and unit.role != "user":
+                    self.add("confirmation-not-from-user", f"{claim_field}.role")
+                where = locate_quote(
+                    unit.text, claim["quote"], claim.get("start"), claim.get("end")
+                )
+                if isinstance(where, str):
+                    self.add(where, f"{claim_field}.quote")
+                    continue
+                resolved.append(
+                    Claim(
+                        unit_id=unit.id,
+                        quote=claim["quote"],
+                        role=claim["role"],
+                        start=where[0],
+                        end=where[1],
+                    )
+                )
+
+    def _check_agreement(self, candidate_ids: set[str]) -> None:
+        for i, candidate in enumerate(self.raw["candidates"]):
+            if not self.claims.get(candidate["candidate_id"]):
+                self.add("no-evidence", f"candidates[{i}]")
+        for cid, claims in self.claims.items():
+            for claim in claims:
+                row = self.rows.get(claim.unit_id)
+                if row is None:
+                    continue
+                if row["decision"] != "CANDIDATE" or cid not in row.get("candidate_ids", ()):
+                    self.add(
+                        "coverage-contradicts-bindings",
+                        "coverage",
+                        f"unit {claim.unit_id} supports candidate {cid} "
+                        "but its coverage row does not say so",
+                    )
+        for unit_id, row in self.rows.items():
+            for cid in row.get("candidate_ids", ()):
+                if cid in candidate_ids and not any(
+                    c.unit_id == unit_id for c in self.claims.get(cid, ())
+                ):
+                    self.add(
+                        "coverage-contradicts-bindings",
+                        "coverage",
+                        f"coverage of unit {unit_id} names candidate {cid}, "
+                        "which quotes nothing from it",
+                    )
+
+    def result(self) -> GateOutput:
+        candidates = tuple(
+            Candidate(
+                candidate_id=item["candidate_id"],
+                action=item["action"],
+                target=item.get("target"),
+                type=item.get("type"),
+                scope=item.get("scope"),
+                title=item.get("title"),
+                body=item.get("body"),
+                tags=tuple(item.get("tags", ())),
+                claims=tuple(self.claims[item["candidate_id"]]),
+            )
+            for item in self.raw["candidates"]
+        )
+        decisions = {unit_id: row["decision"] for unit_id, row in self.rows.items()}
+        return GateOutput(candidates=candidates, decisions=decisions, raw=self.raw)

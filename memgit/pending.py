@@ -1,0 +1,140 @@
+"""Which captured units still need the Gate: derived from the tree, never stored in it.
+
+A unit is processed when a run record on the branch covers it with CANDIDATE
+or NO_CHANGE. A unit the Gate DEFERRED is asked again, up to a bound, and then
+reported as stuck. Because this is computed from run records in the commit,
+two branches never disagree about a state file: each branch's history says
+what it has processed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+import pygit2
+
+from memgit.capture.turn import Turn, parse_capture
+from memgit.constants import INBOX_DIR, RUNS_DIR
+from memgit.evidence import EvidenceUnit, units_of
+from memgit.runrecord import parse_run_record
+
+DEFAULT_MAX_DEFERRALS = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingCapture:
+    """A capture with at least one supporting unit the Gate must still decide on."""
+
+    path: str
+    blob: str
+    timestamp: str
+    units: tuple[EvidenceUnit, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessingState:
+    pending: tuple[PendingCapture, ...]
+    processed: frozenset[str]
+    stuck: tuple[str, ...] = field(default_factory=tuple)
+    # capture path -> its timestamp, for captures with nothing left to decide
+    fully_processed: dict[str, str] = field(default_factory=dict)
+
+
+def iter_blobs(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str
+) -> Iterator[tuple[str, str]]:
+    """(path, blob id) of every file under ``prefix`` in ``tree``."""
+    try:
+        entry = tree[prefix]
+    except KeyError:
+        return
+    stack = [(prefix, repo[entry.id])]
+    while stack:
+        base, subtree = stack.pop()
+        assert isinstance(subtree, pygit2.Tree)
+        for item in subtree:
+            path = f"{base}/{item.name}"
+            if item.type_str == "tree":
+                stack.append((path, repo[item.id]))
+            elif item.type_str == "blob":
+                yield path, str(item.id)
+
+
+# Parsed files by blob id: a blob never changes, so a process never parses one twice.
+_coverage_by_blob: dict[str, tuple[tuple[str, str], ...]] = {}
+_turns_by_blob: dict[str, Turn] = {}
+
+
+def _coverage_rows(repo: pygit2.Repository, path: str, blob: str) -> tuple[tuple[str, str], ...]:
+    rows = _coverage_by_blob.get(blob)
+    if rows is None:
+        record = parse_run_record(repo[pygit2.Oid(hex=blob)].data, path=path)
+        rows = tuple(
+            (row["unit_id"], row["decision"]) for row in record.gate_output.get("coverage", ())
+        )
+        _coverage_by_blob[blob] = rows
+    return rows
+
+
+def _turn(repo: pygit2.Repository, path: str, blob: str) -> Turn:
+    turn = _turns_by_blob.get(blob)
+    if turn is None:
+        turn = parse_capture(repo[pygit2.Oid(hex=blob)].data, path=path)
+        _turns_by_blob[blob] = turn
+    return turn
+
+
+def run_coverage(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[set[str], Counter[str]]:
+    """Units covered with CANDIDATE or NO_CHANGE, and how often each unit was DEFERRED."""
+    processed: set[str] = set()
+    deferred: Counter[str] = Counter()
+    for path, blob in iter_blobs(repo, tree, RUNS_DIR):
+        if not path.endswith(".json"):
+            continue
+        for unit_id, decision in _coverage_rows(repo, path, blob):
+            if decision == "DEFERRED":
+                deferred[unit_id] += 1
+            else:
+                processed.add(unit_id)
+    return processed, deferred
+
+
+def processing_state(
+    repo: pygit2.Repository, tree: pygit2.Tree | None, *, max_deferrals: int
+) -> ProcessingState:
+    """Everything in the inbox that still needs the Gate, in capture-time order."""
+    if tree is None:
+        return ProcessingState(pending=(), processed=frozenset())
+    processed, deferred = run_coverage(repo, tree)
+    pending: list[PendingCapture] = []
+    stuck: list[str] = []
+    done: dict[str, str] = {}
+    for path, blob in iter_blobs(repo, tree, INBOX_DIR):
+        if not path.endswith(".yaml"):
+            continue
+        turn = _turn(repo, path, blob)
+        units = []
+        open_units = 0
+        for unit in units_of(turn, capture=path, blob=blob):
+            if unit.can_support and unit.id in processed:
+                unit = replace(unit, can_support=False)
+            elif unit.can_support and deferred[unit.id] >= max_deferrals:
+                stuck.append(unit.id)
+                unit = replace(unit, can_support=False)
+            open_units += unit.can_support
+            units.append(unit)
+        if open_units:
+            pending.append(
+                PendingCapture(path=path, blob=blob, timestamp=turn.timestamp, units=tuple(units))
+            )
+        elif not any(unit.id in stuck for unit in units):
+            done[path] = turn.timestamp
+    pending.sort(key=lambda capture: (capture.timestamp, capture.path))
+    return ProcessingState(
+        pending=tuple(pending),
+        processed=frozenset(processed),
+        stuck=tuple(sorted(stuck)),
+        fully_processed=done,
+    )

@@ -1,0 +1,567 @@
+"""``memgit process``: pending turns in, validated memories out, one commit per run.
+
+For each batch of pending captures: find related memories, ask the Gate
+backend, validate its answer (with one correction round that sends back only
+the failing check codes), then apply the decisions as one commit holding the
+memory files and the run record, with trailers and ``refs/memgit/runs/<id>``.
+Anything that fails leaves the branch as it was and the turns pending.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from memgit.capture.redact import redact
+from memgit.catalog import Catalog
+from memgit.constants import (
+    CACHE_DIR,
+    REFS_RETIRED,
+    REFS_RUNS,
+    TRAILER_BACKEND,
+    TRAILER_CREATED,
+    TRAILER_EXPIRED,
+    TRAILER_RETRACTED,
+    TRAILER_RUN,
+    TRAILER_SUPERSEDED,
+    TRAILER_UPDATED,
+)
+from memgit.errors import Problem
+from memgit.evidence import EvidenceUnit
+from memgit.gate.backends import Backend
+from memgit.gate.contract import Candidate, GateOutput, GateOutputError, check_gate_output
+from memgit.gate.prompt import GateRequest
+from memgit.jsonio import render_json
+from memgit.layout import parse_capture_path
+from memgit.memory import Memory, Source, Supersedes, new_memory_id, render_memory
+from memgit.pending import DEFAULT_MAX_DEFERRALS, PendingCapture, processing_state
+from memgit.related import related_memories
+from memgit.runrecord import RunInput, RunRecord, render_run_record
+from memgit.settings import Settings
+from memgit.store.engine import Change, commit_change
+from memgit.store.identity import commit_time
+from memgit.trailers import render_message
+
+DEFAULT_BATCH_SIZE = 20
+DEFAULT_RELATED = 8
+BATCH_CHAR_BUDGET = 24_000
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    """One change a run made to the memories."""
+
+    action: str
+    memory_id: str
+    path: str
+    candidate_id: str | None = None
+    target: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"action": self.action, "memory_id": self.memory_id}
+        if self.candidate_id is not None:
+            data["candidate_id"] = self.candidate_id
+        if self.target is not None:
+            data["target"] = self.target
+        data["path"] = self.path
+        return data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOutcome:
+    run_id: str
+    commit: str | None
+    backend: str
+    model: str | None
+    captures: tuple[str, ...]
+    decisions: tuple[Decision, ...]
+    diagnostics: tuple[dict[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "commit": self.commit,
+            "backend": self.backend,
+            "model": self.model,
+            "captures": list(self.captures),
+            "decisions": [d.to_dict() for d in self.decisions],
+            "diagnostics": list(self.diagnostics),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessResult:
+    runs: tuple[RunOutcome, ...]
+    cleanup_commit: str | None = None
+    expired: tuple[str, ...] = ()
+    stuck: tuple[str, ...] = ()
+    remaining: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": [run.to_dict() for run in self.runs],
+            "cleanup_commit": self.cleanup_commit,
+            "expired": list(self.expired),
+            "stuck": list(self.stuck),
+            "remaining": self.remaining,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Batch:
+    captures: tuple[PendingCapture, ...]
+    units: tuple[EvidenceUnit, ...]
+
+    @property
+    def unit_map(self) -> dict[str, EvidenceUnit]:
+        return {unit.id: unit for unit in self.units}
+
+
+def gate_setting(settings: Settings, key: str, default: int) -> int:
+    value = settings.gate.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def pending_batches(git: pygit2.Repository, settings: Settings) -> tuple[list[_Batch], Any]:
+    tip = _tip(git)
+    state = processing_state(
+        git,
+        tip.tree if tip is not None else None,
+        max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS),
+    )
+    return _batches(state.pending, gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)), state
+
+
+def first_request(git: pygit2.Repository, settings: Settings) -> GateRequest | None:
+    """What the backend is asked for the first pending batch (``--print-prompt``)."""
+    batches, _ = pending_batches(git, settings)
+    if not batches:
+        return None
+    return _request(git, settings, batches[0], Catalog(git, _tree(git)))
+
+
+def process_inbox(
+    git: pygit2.Repository,
+    settings: Settings,
+    backend: Backend,
+    *,
+    max_batches: int | None = None,
+    progress: Progress | None = None,
+) -> ProcessResult:
+    """Run the Gate over pending captures, then expire old processed captures."""
+    batches, state = pending_batches(git, settings)
+    if backend.name == "host":
+        batches = batches[:1]
+    if max_batches is not None:
+        batches = batches[:max_batches]
+    outcomes = []
+    for number, batch in enumerate(batches, start=1):
+        outcome = _run_batch(git, settings, backend, batch)
+        if outcome is not None:
+            outcomes.append(outcome)
+        if progress is not None:
+            progress(number, len(batches))
+    cleanup, expired = _expire_inbox(git, settings)
+    after, state = pending_batches(git, settings)
+    return ProcessResult(
+        runs=tuple(outcomes),
+        cleanup_commit=cleanup,
+        expired=expired,
+        stuck=state.stuck,
+        remaining=sum(len(batch.captures) for batch in after),
+    )
+
+
+def _tip(git: pygit2.Repository) -> pygit2.Commit | None:
+    if git.head_is_unborn:
+        return None
+    return git.head.peel(pygit2.Commit)
+
+
+def _tree(git: pygit2.Repository) -> pygit2.Tree | None:
+    tip = _tip(git)
+    return tip.tree if tip is not None else None
+
+
+def _batches(pending: Sequence[PendingCapture], size: int) -> list[_Batch]:
+    batches: list[_Batch] = []
+    current: list[PendingCapture] = []
+    chars = 0
+    for capture in pending:
+        length = sum(len(unit.text) for unit in capture.units)
+        if current and (len(current) >= size or chars + length > BATCH_CHAR_BUDGET):
+            batches.append(_make_batch(current))
+            current, chars = [], 0
+        current.append(capture)
+        chars += length
+    if current:
+        batches.append(_make_batch(current))
+    return batches
+
+
+def _make_batch(captures: list[PendingCapture]) -> _Batch:
+    units = tuple(unit for capture in captures for unit in capture.units)
+    return _Batch(captures=tuple(captures), units=units)
+
+
+def _request(
+    git: pygit2.Repository, settings: Settings, batch: _Batch, catalog: Catalog
+) -> GateRequest:
+    limit = gate_setting(settings, "related_memories", DEFAULT_RELATED)
+    related = related_memories(catalog, [u for u in batch.units if u.can_support], limit=limit)
+    return GateRequest(units=batch.units, related=related, settings=settings)
+
+
+def _run_batch(
+    git: pygit2.Repository, settings: Settings, backend: Backend, batch: _Batch
+) -> RunOutcome | None:
+    catalog = Catalog(git, _tree(git))
+    request = _request(git, settings, batch, catalog)
+    answer = backend.answer(request)
+    corrected: tuple[Problem, ...] = ()
+    try:
+        gate = check_gate_output(
+            answer, units=batch.unit_map, settings=settings, target_state=catalog.state
+        )
+    except GateOutputError as refused:
+        if not backend.can_correct:
+            _record_failure(git, batch, backend, refused.problems)
+            raise
+        corrected = refused.problems
+        request = replace(request, problems=refused.problems)
+        answer = backend.answer(request)
+        try:
+            gate = check_gate_output(
+                answer, units=batch.unit_map, settings=settings, target_state=catalog.state
+            )
+        except GateOutputError as again:
+            _record_failure(git, batch, backend, corrected + again.problems)
+            raise
+    now = commit_time()
+    run_id = _run_id(now.strftime("%Y%m%dT%H%M%SZ"), batch, gate)
+    diagnostics = _diagnostics(corrected)
+    gate = _redact_candidates(gate, diagnostics)
+    applied: list[Decision] = []
+    catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
+
+    def plan(tip: pygit2.Commit | None) -> Change | None:
+        applied.clear()
+        tree = tip.tree if tip is not None else None
+        current = catalog if tree is not None and tree.id == catalog_tree_id else Catalog(git, tree)
+        if not _still_pending(git, settings, tree, batch):
+            return None
+        for candidate in gate.candidates:
+            if candidate.target is not None and current.state(candidate.target) != "active":
+                raise GateOutputError(
+                    f"target {candidate.target} changed while the Gate was answering",
+                    code="gate-rejected",
+                    path="gate output",
+                    hint="run memgit process again",
+                    problems=(
+                        Problem(
+                            code="unknown-target",
+                            message="the target is no longer an active memory",
+                            path="gate output",
+                            field=candidate.candidate_id,
+                        ),
+                    ),
+                )
+        files, refs, trailers = _apply(gate, batch, current, tip, now.isoformat(), applied)
+        record = RunRecord(
+            run_id=run_id,
+            created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            backend=backend.name,
+            model=backend.model,
+            prompt_digest=request.digest,
+            gate_output=gate.raw,
+            inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in batch.captures),
+            decisions=tuple(d.to_dict() for d in applied),
+            diagnostics=tuple(diagnostics),
+        )
+        files[record.path] = render_run_record(record).encode("utf-8")
+        refs[f"{REFS_RUNS}{run_id}"] = "HEAD"
+        summary = _summary(applied, backend.name, len(gate.decisions))
+        backend_label = f"{backend.name}/{backend.model}" if backend.model else backend.name
+        message = render_message(
+            summary, [(TRAILER_RUN, run_id), (TRAILER_BACKEND, backend_label), *trailers]
+        )
+        return Change(files=files, message=message, refs=refs)
+
+    result = commit_change(git, plan, author_fallback=settings.author)
+    if result.commit is None:
+        return None
+    return RunOutcome(
+        run_id=run_id,
+        commit=result.commit,
+        backend=backend.name,
+        model=backend.model,
+        captures=tuple(c.path for c in batch.captures),
+        decisions=tuple(applied),
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def _still_pending(
+    git: pygit2.Repository, settings: Settings, tree: pygit2.Tree | None, batch: _Batch
+) -> bool:
+    """False when another run covered this batch's units while the Gate was answering."""
+    state = processing_state(
+        git, tree, max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
+    )
+    open_units = {u.id for c in state.pending for u in c.units if u.can_support}
+    return any(unit.can_support and unit.id in open_units for unit in batch.units)
+
+
+def _run_id(stamp: str, batch: _Batch, gate: GateOutput) -> str:
+    digest = hashlib.sha256()
+    for capture in batch.captures:
+        digest.update(f"{capture.path}\0{capture.blob}\0".encode())
+    digest.update(json.dumps(gate.raw, sort_keys=True).encode())
+    alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+    number = int.from_bytes(digest.digest()[:5], "big")
+    suffix = "".join(alphabet[(number >> (5 * i)) & 31] for i in range(6))
+    return f"{stamp}-{suffix}"
+
+
+def _diagnostics(problems: Sequence[Problem]) -> list[dict[str, Any]]:
+    """Allowlisted codes and counts only: never the model's text."""
+    counts = Counter(problem.code for problem in problems)
+    return [{"code": f"corrected-{code}", "count": n} for code, n in sorted(counts.items())]
+
+
+def _redact_candidates(gate: GateOutput, diagnostics: list[dict[str, Any]]) -> GateOutput:
+    """A model may echo or invent a secret: remove it before it can become a blob."""
+    found = 0
+    cleaned = []
+    for candidate in gate.candidates:
+        changes: dict[str, Any] = {}
+        for name in ("title", "body"):
+            value = getattr(candidate, name)
+            if value:
+                text, kinds = redact(value)
+                if kinds:
+                    changes[name] = text
+                    found += sum(kinds.values())
+        cleaned.append(replace(candidate, **changes) if changes else candidate)
+    if not found:
+        return gate
+    diagnostics.append({"code": "redacted-candidate-text", "count": found})
+    raw = dict(gate.raw)
+    by_id = {c.candidate_id: c for c in cleaned}
+    raw["candidates"] = [
+        {
+            **item,
+            **{
+                key: getattr(by_id[item["candidate_id"]], key)
+                for key in ("title", "body")
+                if key in item
+            },
+        }
+        for item in gate.raw["candidates"]
+    ]
+    return replace(gate, candidates=tuple(cleaned), raw=raw)
+
+
+def _sources(candidate: Candidate, units: dict[str, EvidenceUnit]) -> tuple[Source, ...]:
+    sources = []
+    for claim in candidate.claims:
+        unit = units[claim.unit_id]
+        pinned = unit.text.count(claim.quote) > 1
+        sources.append(
+            Source(
+                capture=unit.capture,
+                unit=claim.unit_id,
+                quote=claim.quote,
+                blob=unit.blob,
+                start=claim.start if pinned else None,
+                end=claim.end if pinned else None,
+            )
+        )
+    return tuple(sources)
+
+
+def _body(text: str | None) -> str:
+    text = (text or "").strip()
+    return text + "\n" if text else ""
+
+
+def _apply(
+    gate: GateOutput,
+    batch: _Batch,
+    catalog: Catalog,
+    tip: pygit2.Commit | None,
+    now: str,
+    applied: list[Decision],
+) -> tuple[dict[str, bytes | None], dict[str, str], list[tuple[str, str]]]:
+    """Memory files, refs and trailers for the validated decisions."""
+    stamp = now.replace("+00:00", "Z")
+    units = batch.unit_map
+    files: dict[str, bytes | None] = {}
+    refs: dict[str, str] = {}
+    trailers: list[tuple[str, str]] = []
+    taken = set(catalog.paths)
+    tip_id = str(tip.id) if tip is not None else ""
+    for candidate in gate.candidates:
+        sources = _sources(candidate, units)
+        old = catalog.load(candidate.target) if candidate.target else None
+        if candidate.action == "RETRACT":
+            assert old is not None
+            files[old.path] = None
+            refs[f"{REFS_RETIRED}{old.id}"] = tip_id
+            trailers.append((TRAILER_RETRACTED, old.id))
+            applied.append(_decision(candidate, old.id, old.path))
+            continue
+        if candidate.action == "UPDATE":
+            assert old is not None
+            memory = Memory(
+                id=old.id,
+                type=candidate.type or old.type,
+                scope=candidate.scope or old.scope,
+                title=candidate.title or old.title,
+                body=_body(candidate.body),
+                created=old.created,
+                updated=stamp,
+                tags=candidate.tags,
+                supersedes=old.supersedes,
+                sources=old.sources + tuple(s for s in sources if s not in old.sources),
+            )
+            if memory.path != old.path:
+                files[old.path] = None
+            trailers.append((TRAILER_UPDATED, old.id))
+        else:
+            memory_id = _fresh_id(candidate, sources, taken)
+            supersedes: tuple[Supersedes, ...] = ()
+            if candidate.action == "SUPERSEDE":
+                assert old is not None
+                files[old.path] = None
+                refs[f"{REFS_RETIRED}{old.id}"] = tip_id
+                supersedes = (Supersedes(id=old.id, commit=tip_id),)
+                trailers.append((TRAILER_SUPERSEDED, f"{old.id} -> {memory_id}"))
+            else:
+                trailers.append((TRAILER_CREATED, memory_id))
+            memory = Memory(
+                id=memory_id,
+                type=candidate.type or "fact",
+                scope=candidate.scope or "user",
+                title=candidate.title or memory_id,
+                body=_body(candidate.body),
+                created=stamp,
+                updated=stamp,
+                tags=candidate.tags,
+                supersedes=supersedes,
+                sources=sources,
+            )
+        files[memory.path] = render_memory(memory).encode("utf-8")
+        applied.append(_decision(candidate, memory.id, memory.path))
+    return files, refs, trailers
+
+
+def _decision(candidate: Candidate, memory_id: str, path: str) -> Decision:
+    return Decision(
+        action=candidate.action,
+        memory_id=memory_id,
+        path=path,
+        candidate_id=candidate.candidate_id,
+        target=candidate.target,
+    )
+
+
+def _fresh_id(candidate: Candidate, sources: Sequence[Source], taken: set[str]) -> str:
+    """An id derived from the evidence and content, so a re-run yields the same id."""
+    seed = "|".join(
+        [
+            *sorted(f"{s.unit}:{s.quote}" for s in sources),
+            candidate.title or "",
+            candidate.body or "",
+        ]
+    ).encode("utf-8")
+    memory_id = new_memory_id(seed)
+    while memory_id in taken:
+        seed += b"+"
+        memory_id = new_memory_id(seed)
+    taken.add(memory_id)
+    return memory_id
+
+
+PAST_TENSE = {
+    "CREATE": "created",
+    "UPDATE": "updated",
+    "SUPERSEDE": "superseded",
+    "RETRACT": "retracted",
+}
+
+
+def describe_decisions(decisions: Sequence[Decision]) -> str:
+    """ "2 created, 1 superseded": the words of commit summaries and CLI output."""
+    counts = Counter(decision.action for decision in decisions)
+    parts = [f"{counts[action]} {word}" for action, word in PAST_TENSE.items() if counts[action]]
+    return ", ".join(parts) or "no memory changes"
+
+
+def _summary(applied: Sequence[Decision], backend: str, units: int) -> str:
+    what = describe_decisions(applied) if applied else f"no memory changes ({units} units reviewed)"
+    return f"process: {what} [{backend}]"
+
+
+def _record_failure(
+    git: pygit2.Repository, batch: _Batch, backend: Backend, problems: Sequence[Problem]
+) -> None:
+    """Keep the allowlisted diagnostics of a refused run in the cache, never on the branch."""
+    folder = Path(git.path) / CACHE_DIR / "failed-runs"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = commit_time().strftime("%Y%m%dT%H%M%SZ")
+    record = {
+        "created": stamp,
+        "backend": backend.name,
+        "captures": [capture.path for capture in batch.captures],
+        "problems": [{"code": p.code, "field": p.field} for p in problems],
+    }
+    (folder / f"{stamp}-{len(list(folder.iterdir()))}.json").write_text(
+        render_json(record), "utf-8"
+    )
+
+
+def _expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None, tuple[str, ...]]:
+    """Remove processed captures older than the retention; Git history keeps them."""
+    cutoff = commit_time() - timedelta(days=settings.retention_days)
+    expired: list[str] = []
+
+    def plan(tip: pygit2.Commit | None) -> Change | None:
+        expired.clear()
+        tree = tip.tree if tip is not None else None
+        state = processing_state(
+            git, tree, max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
+        )
+        for path, stamp in sorted(state.fully_processed.items()):
+            if _parse_time(stamp) < cutoff:
+                expired.append(path)
+        if not expired:
+            return None
+        keys = []
+        for path in expired:
+            parsed = parse_capture_path(path)
+            if parsed is not None:
+                keys.append((TRAILER_EXPIRED, "/".join(str(part) for part in parsed)))
+        message = render_message(
+            f"inbox: remove {len(expired)} processed captures older than "
+            f"{settings.retention_days} days",
+            keys,
+        )
+        return Change(files=dict.fromkeys(expired), message=message)
+
+    result = commit_change(git, plan, author_fallback=settings.author)
+    return result.commit, tuple(expired) if result.commit else ()
+
+
+def _parse_time(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
