@@ -3,9 +3,10 @@
 The writer lock's journal says what the previous holder was publishing. If it
 died after moving the branch but before syncing the working tree, the branch
 already holds the new commit and we bring the touched paths in line, but only
-those still exactly as the old commit had them. Git lock files the dead writer
-was holding (its branch's ref lock, the index lock) are removed when they date
-from its operation; anything else is left for a person to judge.
+those whose index entry and working file are each still old or already new.
+Git lock files the dead writer was holding (its branch's ref lock, the index
+lock) are removed when they date from its operation; anything else is left for
+a person to judge.
 """
 
 from __future__ import annotations
@@ -50,9 +51,13 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
     index.read(False)
     pending = {}
     for path in journal.get("paths", []):
-        if _state(repo, index, path) == blob_at(old_tree, path):
-            blob = blob_at(commit.tree, path)
-            pending[path] = repo[blob].data if blob is not None else None
+        before, after = blob_at(old_tree, path), blob_at(commit.tree, path)
+        staged, working = _state(repo, index, path)
+        # The dead writer may have stopped anywhere between writing the file and
+        # saving the index: each side is either still old or already new. Any
+        # other content is a person's edit and is left alone.
+        if {staged, working} <= {before, after} and (staged, working) != (after, after):
+            pending[path] = repo[after].data if after is not None else None
     if pending:
         try:
             apply_to_worktree(repo, index, commit.tree, pending)
@@ -61,14 +66,16 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
     log.info("recovered from writer %s killed while publishing %s", journal.get("pid"), new)
 
 
-def _state(repo: pygit2.Repository, index: pygit2.Index, path: str) -> pygit2.Oid | str | None:
-    """The path's blob id when index and working file agree, else a marker."""
+def _state(
+    repo: pygit2.Repository, index: pygit2.Index, path: str
+) -> tuple[pygit2.Oid | None, pygit2.Oid | str | None]:
+    """(index entry's blob id, working file's blob id); a marker for a symlink or folder."""
     staged = index[path].id if path in index else None
     full = Path(repo.workdir) / path
-    if full.is_symlink():
-        return "symlink"
+    if full.is_symlink() or full.is_dir():
+        return staged, "not a file"
     working = pygit2.hashfile(str(full)) if full.is_file() else None
-    return staged if staged == working else "differs"
+    return staged, working
 
 
 def _remove_if_from(lock_file: Path, started: float, pid: object) -> None:

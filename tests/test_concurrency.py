@@ -1,0 +1,223 @@
+"""Many real processes capturing into one repository at once lose nothing.
+
+The check that matters is counting: a writer that force-moves the branch
+leaves a perfectly valid repository (``git fsck`` is clean) that is simply
+missing other writers' commits. So the real test counts every capture in the
+tree and in the history, and a second test runs a deliberately naive writer
+under the same load to show that those counts do catch lost updates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+WORKERS = 8
+TURNS_PER_WORKER = 50
+TOTAL = WORKERS * TURNS_PER_WORKER
+TIMEOUT = 120  # seconds for a whole group of processes; a hang fails the test
+NAIVE_WRITER = Path(__file__).with_name("naive_writer.py")
+
+# One capturing process: wait at the barrier, then capture its turns one call
+# (one commit) at a time, printing each outcome as a JSON line. Odd workers
+# keep one MemoryRepo open for all their captures, even ones reopen it each time.
+CAPTURE_WORKER = r"""
+import json, sys, time
+from pathlib import Path
+from memgit import MemoryRepo
+
+repo_path, worker, count, ready, go = sys.argv[1:6]
+worker, count = int(worker), int(count)
+kept = MemoryRepo.open(repo_path) if worker % 2 else None
+Path(ready).touch()
+deadline = time.monotonic() + 60
+while not Path(go).exists():
+    if time.monotonic() > deadline:
+        sys.exit("never released")
+    time.sleep(0.001)
+for i in range(count):
+    turn = {
+        "source": "conc-agent",
+        "session": f"s{worker % 2}",
+        "seq": worker * 1000 + i,
+        "timestamp": "2026-11-30T10:00:00Z",
+        "messages": [{"role": "user", "content": f"worker {worker} turn {i}"}],
+    }
+    repo = kept if kept is not None else MemoryRepo.open(repo_path)
+    started = time.monotonic()
+    outcome = repo.capture(turn)
+    record = outcome.to_dict()
+    record["key"] = f"conc-agent/s{worker % 2}/{worker * 1000 + i}"
+    record["seconds"] = time.monotonic() - started
+    print(json.dumps(record), flush=True)
+"""
+
+
+def run_git(path: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(path), *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stderr}"
+    return done.stdout
+
+
+def assert_fsck_clean(path: Path) -> None:
+    done = subprocess.run(
+        ["git", "-C", str(path), "fsck", "--strict", "--no-dangling"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "", done.stdout
+    assert "error" not in done.stderr and "warning" not in done.stderr, done.stderr
+
+
+def captured_keys(path: Path) -> list[str]:
+    """Every Memgit-Captured trailer in HEAD's history, one per captured turn."""
+    log = run_git(path, "log", "--format=%(trailers:key=Memgit-Captured,valueonly)", "HEAD")
+    return [line for line in log.splitlines() if line.strip()]
+
+
+def inbox_files(path: Path, *, where: str = "HEAD") -> list[str]:
+    """Capture files in HEAD's tree, or (``where="index"``) in the index."""
+    if where == "index":
+        return run_git(path, "ls-files", "inbox").splitlines()
+    return run_git(path, "ls-tree", "-r", "--name-only", where, "--", "inbox").splitlines()
+
+
+def run_released_together(commands: list[list[str]], tmp: Path) -> list[tuple[int, str, str]]:
+    """Start every command, wait until all are ready, release them at once, collect output.
+
+    Command ``n`` must touch ``tmp/ready-n`` when it is ready, then wait for
+    ``tmp/go`` to appear before doing its work.
+    """
+    go = tmp / "go"
+    procs = [
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ)
+        )
+        for command in commands
+    ]
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        ready = [tmp / f"ready-{n}" for n in range(len(commands))]
+        while not all(file.exists() for file in ready):
+            assert time.monotonic() < deadline, "workers never got ready"
+            assert all(proc.poll() is None for proc in procs), "a worker died before the start"
+            time.sleep(0.01)
+        go.touch()
+        results = []
+        for proc in procs:
+            remaining = max(1.0, deadline - time.monotonic())
+            out, err = proc.communicate(timeout=remaining)
+            results.append((proc.returncode, out.decode(), err.decode()))
+        return results
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_eight_processes_capturing_at_once_lose_nothing(
+    repo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """8 processes x 50 captures released together: 400 commits, every turn exactly once.
+
+    Proves that the writer lock plus compare-and-swap serialise real concurrent
+    processes without losing or duplicating a capture, without merges, and
+    leave a valid repository with a clean working tree.
+    """
+    init_head = run_git(repo_path, "rev-parse", "HEAD").strip()
+    commands = [
+        [
+            sys.executable,
+            "-c",
+            CAPTURE_WORKER,
+            str(repo_path),
+            str(worker),
+            str(TURNS_PER_WORKER),
+            str(tmp_path / f"ready-{worker}"),
+            str(tmp_path / "go"),
+        ]
+        for worker in range(WORKERS)
+    ]
+    monkeypatch.setenv("MEMGIT_LOCK_TIMEOUT", "60")  # fairness is not under test here
+    results = run_released_together(commands, tmp_path)
+
+    outcomes = []
+    for worker, (status, out, err) in enumerate(results):
+        assert status == 0, f"worker {worker} failed:\n{err}"
+        outcomes.extend(json.loads(line) for line in out.splitlines())
+    assert len(outcomes) == TOTAL
+    assert not any(outcome["duplicate"] for outcome in outcomes)
+    reported_commits = {outcome["commit"] for outcome in outcomes}
+    assert None not in reported_commits
+    assert len(reported_commits) == TOTAL, "two captures reported the same commit"
+    expected_keys = {outcome["key"] for outcome in outcomes}
+    expected_paths = {outcome["path"] for outcome in outcomes}
+    assert len(expected_keys) == len(expected_paths) == TOTAL
+
+    # Every capture is its own commit on one linear history above init.
+    assert run_git(repo_path, "rev-list", "--count", "HEAD").strip() == str(TOTAL + 1)
+    assert run_git(repo_path, "rev-list", "--merges", "HEAD") == ""
+    history = run_git(repo_path, "rev-list", "HEAD").split()
+    assert history[-1] == init_head
+    assert set(history[:-1]) == reported_commits
+
+    # Every turn is present exactly once, in the tree and in the trailers.
+    files = inbox_files(repo_path, where="index")
+    assert len(files) == TOTAL and set(files) == expected_paths
+    assert inbox_files(repo_path) == files
+    keys = captured_keys(repo_path)
+    assert len(keys) == TOTAL and set(keys) == expected_keys
+
+    assert_fsck_clean(repo_path)
+    assert run_git(repo_path, "status", "--porcelain") == ""
+
+
+@pytest.mark.slow
+def test_a_force_pushing_writer_loses_captures_under_the_same_load(
+    repo_path: Path, tmp_path: Path
+) -> None:
+    """The counting above can fail: a lock-free, force-updating writer loses captures.
+
+    8 processes of ``tests/naive_writer.py`` (read tip, build tree, commit,
+    force the branch) run under the same barrier and load. Captures go
+    missing from both the tree and the history, yet history is linear and
+    ``git fsck --strict`` is clean: only counting reveals the lost updates.
+    """
+    commands = [
+        [
+            sys.executable,
+            str(NAIVE_WRITER),
+            str(repo_path),
+            str(worker),
+            str(TURNS_PER_WORKER),
+            str(tmp_path / f"ready-{worker}"),
+            str(tmp_path / "go"),
+            "0.002",
+        ]
+        for worker in range(WORKERS)
+    ]
+    results = run_released_together(commands, tmp_path)
+    for worker, (status, _, err) in enumerate(results):
+        assert status == 0, f"naive worker {worker} failed:\n{err}"
+
+    files = inbox_files(repo_path)  # HEAD's tree: the naive writer never syncs the index
+    keys = captured_keys(repo_path)
+    assert len(files) < TOTAL, "the naive writer lost nothing; make the load denser"
+    assert len(keys) == len(files)
+    assert len(set(keys)) == len(keys)
+    assert run_git(repo_path, "rev-list", "--merges", "HEAD") == ""
+    assert int(run_git(repo_path, "rev-list", "--count", "HEAD")) < TOTAL + 1
+    assert_fsck_clean(repo_path)
