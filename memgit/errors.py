@@ -6,7 +6,7 @@ Core code raises these and never prints; the CLI renders them as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
 
@@ -81,8 +81,11 @@ class MemgitError(Exception):
         )
 
     def render(self) -> str:
-        extra = [p.render() for p in self.problems[1:]]
-        return "\n".join([self.problem.render(), *extra])
+        """One line per problem, then each distinct hint once."""
+        problems = [self.problem, *self.problems[1:]]
+        lines = [replace(problem, hint=None).render() for problem in problems]
+        hints = dict.fromkeys(problem.hint for problem in problems if problem.hint)
+        return "\n".join([*lines, *(f"hint: {hint}" for hint in hints)])
 
     def to_dict(self) -> dict[str, Any]:
         data = self.problem.to_dict()

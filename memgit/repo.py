@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,10 +124,24 @@ class MemoryRepo:
 
         return first_request(self.git, self.settings)
 
-    def capture_many(self, turns: Iterable[TurnInput], *, source: str = "<api>") -> CaptureResult:
-        """Redact and commit many turns as one commit."""
-        parsed = [parse_turn(_as_json(item), source=source) for item in turns]
-        return capture_turns(self.git, parsed, source=source, author_fallback=self.settings.author)
+    def capture_many(
+        self,
+        turns: Iterable[TurnInput],
+        *,
+        source: str = "<api>",
+        origins: Sequence[str] | None = None,
+    ) -> CaptureResult:
+        """Redact and commit many turns as one commit.
+
+        ``origins`` optionally names where each turn came from (``file:line``),
+        for error messages; otherwise every turn is named ``source``.
+        """
+        items = list(turns)
+        names = list(origins) if origins is not None else [source] * len(items)
+        parsed = [
+            parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
+        ]
+        return capture_turns(self.git, parsed, origins=names, author_fallback=self.settings.author)
 
 
 def _as_json(item: TurnInput) -> dict[str, Any] | str | bytes:

@@ -132,38 +132,11 @@ def read_case(path: Path) -> tuple[Expect, bytes]:
     return Expect(words[2], options.get("field"), line, options.get("says")), body
 
 
-# Cases memgit gets wrong today. Each keeps its correct expectation in the corpus;
-# strict xfail fails the run once the bug is fixed, so the entry gets removed.
-KNOWN_BUGS = {
-    "seq-integral-float": "seq 2.0 passes the schema (JSON Schema calls it an integer), then "
-    "rendering the capture file crashes: exit 70, TypeError: cannot render float as YAML",
-    "seq-exponent": "seq 3e0 is a float equal to an integer: exit 70 like seq-integral-float",
-    "timestamp-no-time-zone": "refused as `schema` with the raw regex as the message "
-    "(does not match '^[0-9]{4}-...$') instead of saying the time zone is missing",
-    "timestamp-date-only": "refused as `schema` with the raw regex as the message",
-    "jsonl-invalid-json-after-blank-line": "the position inside a JSON Lines line counts the "
-    "line's own newline: a line cut short after 8 characters is reported as "
-    "'FILE:4: line 2, column 1' instead of 'line 1, column 9'",
-    "jsonl-same-turn-two-contents": "the capture-conflict error names the file but not the "
-    "line, although docs/commands.md says --file errors name the line (FILE:LINE)",
-}
-
-
 def corpus_params(folder: str, pattern: str) -> list[Any]:
     params = []
     for path in sorted((CORPUS / folder).glob(pattern)):
-        name = path.name.split(".")[0]
-        marks = (
-            [pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[name])] if name in KNOWN_BUGS else []
-        )
-        params.append(pytest.param(path, id=name, marks=marks))
+        params.append(pytest.param(path, id=path.name.split(".")[0]))
     return params
-
-
-def test_every_known_bug_names_a_corpus_file() -> None:
-    """KNOWN_BUGS entries do not outlive their corpus files."""
-    names = {path.name.split(".")[0] for path in (CORPUS / "invalid").iterdir()}
-    assert set(KNOWN_BUGS) <= names
 
 
 @pytest.mark.parametrize("case", corpus_params("invalid", "*.json*"))
@@ -308,11 +281,6 @@ def test_json_lines_with_a_line_over_64_mib_is_refused(repo_path: Path, tmp_path
     assert snapshot(repo_path) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="1,001 messages are refused as `schema`, but the message is the first 200 "
-    "characters of a dump of the message list; it never says 'too long' or names the limit",
-)
 def test_a_turn_of_1001_messages_says_the_limit(repo_path: Path) -> None:
     """More than 1,000 messages is refused with a message that names the limit, not a dump."""
     messages = [{"role": "user", "content": f"message {i}"} for i in range(1001)]
@@ -423,12 +391,6 @@ def test_committed_file_named_inbox_is_a_path_conflict(repo_path: Path) -> None:
     assert snapshot(repo_path) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an untracked file named inbox gives unsafe-path (exit 3) with the hint "
-    "'restore the folder (git checkout -- <folder>)'; docs/errors.md documents this as "
-    "path-conflict (exit 4): 'a file stands where memgit needs a folder'",
-)
 def test_untracked_file_named_inbox_is_a_path_conflict(repo_path: Path) -> None:
     """An untracked file where the inbox folder must go: path-conflict, as documented."""
     (repo_path / "inbox").write_text("not a folder\n", "utf-8")
@@ -516,13 +478,6 @@ time.sleep(60)
     [
         pytest.param(
             "acquire-only",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="WriterLock.acquire() does not write the holder's PID; only "
-                "commit_change's later lock.write() does, so a holder between the two (e.g. "
-                "during crash recovery) is reported as 'another memgit process' without its "
-                "PID, although docs/errors.md says the lock file names the PID while held",
-            ),
         ),
         "journal",
     ],
@@ -615,26 +570,14 @@ def test_json_error_document_lists_every_problem(repo_path: Path) -> None:
         pytest.param(
             make_turn(content="\ud800"),
             id="lone-surrogate-in-content",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a dict given to MemoryRepo.capture skips the JSON checks: a lone "
-                'surrogate is committed as "\\uD800", and memgit then refuses to read its '
-                "own capture file (yaml-lone-surrogate)",
-            ),
         ),
         pytest.param(
             make_turn(thread="t\udc00"),
             id="lone-surrogate-in-thread",
-            marks=pytest.mark.xfail(strict=True, reason="as lone-surrogate-in-content"),
         ),
         pytest.param(
             make_turn(seq=2.0),
             id="float-seq",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="seq 2.0 passes parse_turn, then capture raises TypeError "
-                "(cannot render float as YAML) instead of a MemgitError",
-            ),
         ),
     ],
 )

@@ -102,14 +102,6 @@ def test_every_command_is_documented() -> None:
 
 # --- usage errors -----------------------------------------------------------------
 
-CLICK_FORMAT = (
-    "usage errors found by click print click's 'Usage: ... Error: ...' text instead of the "
-    "documented 'error[usage]: ...' line (docs/errors.md: every expected failure prints "
-    "error[CODE]), and --json prints no error object"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=CLICK_FORMAT)
 @pytest.mark.parametrize(
     "args",
     [
@@ -126,11 +118,6 @@ def test_usage_errors_use_the_error_line(args: tuple[str, ...], tmp_path: Path) 
     assert json.loads(done.stdout)["error"]["code"] == "usage"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`memgit init FILE` is rejected by click ('Directory ... is a file', click's "
-    "format) before memgit's documented not-a-folder error can run",
-)
 def test_init_on_a_file_is_not_a_folder(tmp_path: Path) -> None:
     """`memgit init PATH` naming a file: not-a-folder (exit 2), and the file is untouched."""
     target = tmp_path / "notes.txt"
@@ -141,11 +128,6 @@ def test_init_on_a_file_is_not_a_folder(tmp_path: Path) -> None:
     assert target.read_text("utf-8") == "mine\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`--file FOLDER` is rejected by click ('File ... is a directory', click's format) "
-    "instead of memgit's documented `unreadable` error line",
-)
 def test_capture_file_that_is_a_folder_is_unreadable(repo_path: Path, tmp_path: Path) -> None:
     """`--file` naming a folder: unreadable (exit 2)."""
     done = memgit_cli("capture", "--file", str(tmp_path), cwd=repo_path)
@@ -379,11 +361,6 @@ def test_capture_file_from_stdin(repo_path: Path) -> None:
     assert_clean(repo_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a capture-conflict found in --file names only the file (`turns.jsonl`), not the "
-    "line; docs/commands.md says --file errors name the line, as turns.jsonl:3",
-)
 def test_capture_file_conflict_names_the_line(repo_path: Path, tmp_path: Path) -> None:
     """A --file line that conflicts with the repository is named as FILE:LINE."""
     ok(memgit_cli("capture", cwd=repo_path, input=turn_bytes(0)))

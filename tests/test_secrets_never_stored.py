@@ -211,13 +211,6 @@ def test_nothing_printed_holds_a_secret(captured: Captured) -> None:
             assert fragment.encode() not in printed, kind
 
 
-ECHOES = (
-    "schema errors quote the offending value verbatim (jsonschema's message), so a refused "
-    "turn prints the secret it held on stderr and in the --json error, where agent hosts log it"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=ECHOES)
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -243,12 +236,6 @@ def test_a_refused_turn_does_not_echo_its_secret(field: str, value: Any, repo_pa
     assert secret.encode() not in done.stderr + done.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="redaction can make a value longer than the input limits it was checked against: "
-    "a 251-character thread with short passwords becomes 719 characters; memgit commits it "
-    "(exit 0) and then refuses to read its own capture file (schema: thread is too long)",
-)
 def test_redaction_never_writes_an_unreadable_capture(repo_path: Path) -> None:
     """A turn near the limits either is refused, or is stored in a file memgit reads back."""
     thread = ("password=abcd " * 18)[:256].strip()

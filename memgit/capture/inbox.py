@@ -13,9 +13,9 @@ from typing import Any
 
 import pygit2
 
-from memgit.capture.turn import Turn, redact_turn, render_capture
+from memgit.capture.turn import Turn, redact_turn, render_capture, turn_from_data
 from memgit.constants import TRAILER_CAPTURED
-from memgit.errors import ConflictError
+from memgit.errors import ConflictError, InvalidInputError
 from memgit.store.engine import Change, commit_change
 from memgit.store.tree import blob_at
 from memgit.trailers import render_message
@@ -53,29 +53,29 @@ def capture_turns(
     repo: pygit2.Repository,
     turns: Sequence[Turn],
     *,
-    source: str,
+    origins: Sequence[str],
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
 ) -> CaptureResult:
-    """Redact and commit ``turns`` (read from ``source``) as one commit."""
-    prepared = _prepare(turns, source=source)
+    """Redact and commit ``turns`` as one commit; ``origins[i]`` names where turn i came from."""
+    prepared = _prepare(turns, origins)
     outcome: dict[str, bool] = {}
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
         outcome.clear()
         files: dict[str, bytes | None] = {}
-        for turn, data in prepared:
+        for turn, data, origin in prepared:
             existing = blob_at(tip.tree if tip is not None else None, turn.path)
             if existing is not None:
                 if repo[existing].data != data:
-                    raise _conflict(turn, source)
+                    raise _conflict(turn, origin)
                 outcome[turn.path] = True
                 continue
             outcome[turn.path] = False
             files[turn.path] = data
         if not files:
             return None
-        new_turns = [turn for turn, _ in prepared if not outcome[turn.path]]
+        new_turns = [turn for turn, _, _ in prepared if not outcome[turn.path]]
         return Change(files=files, message=_message(new_turns))
 
     result = commit_change(repo, plan, author_fallback=author_fallback, lock_timeout=lock_timeout)
@@ -86,30 +86,48 @@ def capture_turns(
             redactions=dict(turn.redactions),
             duplicate=outcome[turn.path],
         )
-        for turn, _ in prepared
+        for turn, _, _ in prepared
     )
     return CaptureResult(commit=result.commit, turns=captured)
 
 
-def _prepare(turns: Sequence[Turn], *, source: str) -> list[tuple[Turn, bytes]]:
+def _prepare(turns: Sequence[Turn], origins: Sequence[str]) -> list[tuple[Turn, bytes, str]]:
     """Redact and render each turn; the same turn twice in one input counts once."""
-    prepared: dict[str, tuple[Turn, bytes]] = {}
-    for turn in turns:
-        clean = redact_turn(turn)
+    prepared: dict[str, tuple[Turn, bytes, str]] = {}
+    for turn, origin in zip(turns, origins, strict=True):
+        clean = _redacted(turn, origin)
         data = render_capture(clean).encode("utf-8")
         seen = prepared.get(clean.path)
         if seen is not None and seen[1] != data:
-            raise _conflict(clean, source, within_input=True)
-        prepared.setdefault(clean.path, (clean, data))
+            raise _conflict(clean, origin, within_input=True)
+        prepared.setdefault(clean.path, (clean, data, origin))
     return list(prepared.values())
 
 
-def _conflict(turn: Turn, source: str, *, within_input: bool = False) -> ConflictError:
+def _redacted(turn: Turn, origin: str) -> Turn:
+    """Redact, then check again: memgit never writes a file it could not read back."""
+    clean = redact_turn(turn)
+    if clean.redactions:
+        try:
+            turn_from_data(clean.to_dict(), source=origin, schema="capture")
+        except InvalidInputError as err:
+            raise InvalidInputError(
+                f"after redacting {sum(clean.redactions.values())} secret(s): {err.message}",
+                code=err.code,
+                path=origin,
+                field=err.field,
+                hint="redaction placeholders are longer than short secrets; shorten the "
+                "text or split it over several turns",
+            ) from err
+    return clean
+
+
+def _conflict(turn: Turn, origin: str, *, within_input: bool = False) -> ConflictError:
     where = "earlier in this input" if within_input else "in the repository"
     return ConflictError(
         f"turn {turn.key} is already captured {where} with different content",
         code="capture-conflict",
-        path=source,
+        path=origin,
         field=turn.path,
         hint="a captured turn is never overwritten; give the new turn its own seq",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -27,7 +28,16 @@ def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_INPUT_BYTES
 def parse_turn(data: bytes | str | dict[str, Any], *, source: str) -> Turn:
     """One turn from JSON text (strictly parsed) or an already parsed mapping."""
     if isinstance(data, dict):
-        return turn_from_data(data, source=source)
+        # Python values get the same strictness as JSON text: no NaN, no lone
+        # surrogates, nothing JSON cannot carry.
+        try:
+            data = json.dumps(data, allow_nan=True)
+        except (TypeError, ValueError) as err:
+            raise InvalidInputError(
+                f"the turn holds a value JSON cannot carry: {err}",
+                code="invalid-json",
+                path=source,
+            ) from err
     if not data.strip():
         raise InvalidInputError(
             "no input: expected a turn as a JSON object",
@@ -39,8 +49,8 @@ def parse_turn(data: bytes | str | dict[str, Any], *, source: str) -> Turn:
     return turn_from_data(value, source=source)
 
 
-def iter_jsonl_turns(stream: IO[bytes], *, source: str) -> Iterator[Turn]:
-    """Turns from JSON Lines; errors name the file and line as ``file:line``."""
+def iter_jsonl_turns(stream: IO[bytes], *, source: str) -> Iterator[tuple[str, Turn]]:
+    """(``file:line``, turn) from JSON Lines; errors name the file and line."""
     lineno = 0
     while True:
         line = stream.readline(MAX_INPUT_BYTES + 1)
@@ -56,4 +66,4 @@ def iter_jsonl_turns(stream: IO[bytes], *, source: str) -> Iterator[Turn]:
             )
         if not line.strip():
             continue
-        yield parse_turn(line, source=where)
+        yield where, parse_turn(line.rstrip(b"\r\n"), source=where)

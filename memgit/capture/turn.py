@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -75,10 +76,19 @@ def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
         for name in ("source", "session"):
             if isinstance(data.get(name), str):
                 check_segment(data[name], field=name, source=source)
+        if isinstance(data.get("timestamp"), str):
+            _check_timestamp(data["timestamp"], source=source)
+        if isinstance(data.get("seq"), float):
+            raise InvalidInputError(
+                "expected an integer, got a number with a decimal point or exponent",
+                code="schema",
+                path=source,
+                field="seq",
+                hint="write seq as a plain whole number, e.g. 3",
+            )
     problems = list(iter_schema_problems(data, schema, path=source))
     if problems:
         raise InvalidInputError.from_problems(problems)
-    _check_timestamp(data["timestamp"], source=source)
     messages = tuple(
         Message(
             role=item["role"],
@@ -117,17 +127,29 @@ def _check_sizes(data: Any, *, source: str) -> None:
                 )
 
 
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
 def _check_timestamp(value: str, *, source: str) -> None:
-    try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as err:
+    """RFC 3339 with a time zone, and a real moment (no February 30th)."""
+    problem = None
+    if not _RFC3339.fullmatch(value):
+        problem = "needs a date, a time and a time zone"
+    else:
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            problem = "is not a real date and time"
+    if problem is not None:
         raise InvalidInputError(
-            f"{value!r} is not a real date and time",
+            f"the timestamp {problem}",
             code="invalid-timestamp",
             path=source,
             field="timestamp",
             hint="use RFC 3339, e.g. 2026-11-30T10:35:00Z",
-        ) from err
+        )
 
 
 def redact_turn(turn: Turn) -> Turn:

@@ -14,7 +14,7 @@ from memgit.cli.output import describe_redactions, emit_json, plural
 @click.option(
     "--file",
     "file",
-    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    type=click.Path(allow_dash=True, path_type=Path),
     help="Capture every turn of a JSON Lines file (one turn per line) in one commit; "
     "'-' reads JSON Lines from stdin.",
 )
@@ -64,10 +64,12 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
     except OSError as err:
         raise UsageError(f"cannot read: {err.strerror}", code="unreadable", path=name) from err
     with stream:
-        turns = list(iter_jsonl_turns(stream, source=name))
-    if not turns:
+        lines = list(iter_jsonl_turns(stream, source=name))
+    if not lines:
         raise InvalidInputError("no turns in the input", code="empty-input", path=name)
-    result = repo.capture_many(turns, source=name)
+    result = repo.capture_many(
+        [turn for _, turn in lines], source=name, origins=[where for where, _ in lines]
+    )
     if as_json:
         emit_json(result.to_dict())
         return

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from memgit.errors import ExitStatus, MemgitError
+from memgit.errors import ExitStatus, MemgitError, UsageError
 
 
 def run_with_error_handler(command: click.Command, args: list[str]) -> int:
@@ -22,6 +22,13 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
         return int(err.exit_status)
     except click.exceptions.Exit as err:
         return err.exit_code
+    except click.UsageError as err:
+        command = err.ctx.command_path if err.ctx is not None else "memgit"
+        usage = UsageError(err.format_message(), hint=f"see `{command} --help`")
+        click.echo(usage.render(), err=True)
+        if want_json:
+            click.echo(json.dumps({"error": usage.to_dict()}, ensure_ascii=False))
+        return int(usage.exit_status)
     except click.ClickException as err:
         err.show()
         return err.exit_code

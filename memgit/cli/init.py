@@ -10,7 +10,7 @@ from memgit.cli.output import emit_json
 
 
 @click.command()
-@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def init(directory: Path, path: Path | None, as_json: bool) -> None:

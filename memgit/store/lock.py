@@ -87,7 +87,11 @@ class WriterLock:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.05)
         self._fd = fd
-        self.previous = _read_journal(fd) or None
+        previous = _read_journal(fd)
+        self.previous = previous if previous.get("op") else None
+        # Name ourselves at once; an unfinished operation stays in the journal
+        # until recovery is done, so a crash during recovery loses nothing.
+        self.write({k: v for k, v in (self.previous or {}).items() if k not in ("pid", "host")})
 
     def write(self, state: dict[str, Any]) -> None:
         """Replace the journal: who holds the lock, plus what it is doing now."""

@@ -31,14 +31,21 @@ def check_no_symlinks(workdir: Path, path: str) -> None:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
             return
-        if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
-            kind = "a symlink" if stat.S_ISLNK(mode) else "not a folder"
+        where = str(current.relative_to(workdir))
+        if stat.S_ISLNK(mode):
             raise InvalidInputError(
-                f"{current.relative_to(workdir)} is {kind} in the working tree",
+                f"{where} is a symlink in the working tree",
                 code="unsafe-path",
-                path=str(current.relative_to(workdir)),
+                path=where,
                 hint="memgit writes only into real folders inside the repository; "
                 "restore the folder (e.g. `git checkout -- <folder>`) and retry",
+            )
+        if not stat.S_ISDIR(mode):
+            raise ConflictError(
+                f"{where} is a file in the working tree where memgit needs a folder",
+                code="path-conflict",
+                path=where,
+                hint="move the file away and retry",
             )
 
 
