@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -9,17 +11,41 @@ from typing import Any
 import pygit2
 
 from memgit.constants import CONFIG_FILE, FORMAT_VERSION, PRE_COMMIT_CONFIG, TRAILER_INIT
-from memgit.errors import ConflictError
+from memgit.errors import ConflictError, UsageError
+from memgit.governance.checks import check_tree
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 from memgit.store.engine import Change, commit_change
 from memgit.store.repository import init_or_adopt
 from memgit.store.tree import blob_at
 from memgit.trailers import render_message
 
+# The checks run from the memgit installed on the machine (language: system), so
+# they work offline and always match the memgit that writes the repository.
 DEFAULT_PRE_COMMIT_CONFIG = """\
-# Checks for every commit to this memory repository (docs/governance.md).
-# Install them with `pre-commit install`.
-repos: []
+# memgit's checks for every commit to this memory repository (docs/governance.md).
+# Install them with `pre-commit install` (or `memgit init --install-hooks`).
+repos:
+  - repo: local
+    hooks:
+      - id: memgit-schemas
+        name: memgit schemas
+        entry: memgit-check-schemas
+        language: system
+        files: ^(memgit\\.yaml|inbox/.*\\.yaml|memories/.*\\.md|runs/.*\\.json)$
+      - id: memgit-evidence
+        name: memgit evidence
+        entry: memgit-check-evidence
+        language: system
+        files: ^(memories/.*\\.md|runs/.*\\.json)$
+      - id: memgit-secrets
+        name: memgit secrets
+        entry: memgit-check-secrets
+        language: system
+      - id: memgit-supersession
+        name: memgit supersession
+        entry: memgit-check-supersession
+        language: system
+        files: ^memories/.*\\.md$
 """
 
 TEMPLATES = {CONFIG_FILE: DEFAULT_CONFIG, PRE_COMMIT_CONFIG: DEFAULT_PRE_COMMIT_CONFIG}
@@ -74,7 +100,7 @@ def init_repository(path: Path) -> InitResult:
         message = render_message(summary, [(TRAILER_INIT, f"format {FORMAT_VERSION}")])
         return Change(files=files, message=message)
 
-    result = commit_change(repo, plan, allow_unborn=True)
+    result = commit_change(repo, plan, check=check_tree, allow_unborn=True)
     created = tuple(name for name in TEMPLATES if name not in existing)
     return InitResult(
         path=str(path),
@@ -83,3 +109,24 @@ def init_repository(path: Path) -> InitResult:
         created=created if result.commit else (),
         existing=tuple(existing),
     )
+
+
+def install_hooks(path: Path) -> str:
+    """Run ``pre-commit install`` in the repository, so people's commits are checked too."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise UsageError(
+            f"pre-commit install failed: {detail[-1] if detail else done.returncode}",
+            code="hooks-install-failed",
+            path=str(path / ".git" / "hooks"),
+            hint="run `pre-commit install` yourself to see the full error",
+        )
+    return done.stdout.strip()

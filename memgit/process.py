@@ -39,6 +39,7 @@ from memgit.evidence import EvidenceUnit
 from memgit.gate.backends import Backend
 from memgit.gate.contract import Candidate, GateOutput, GateOutputError, check_gate_output
 from memgit.gate.prompt import GateRequest
+from memgit.governance.checks import check_tree
 from memgit.jsonio import render_json
 from memgit.layout import parse_capture_path
 from memgit.memory import Memory, Source, Supersedes, new_memory_id, render_memory
@@ -297,7 +298,7 @@ def _run_batch(
         )
         return Change(files=files, message=message, refs=refs)
 
-    result = commit_change(git, plan, author_fallback=settings.author)
+    result = commit_change(git, plan, check=check_tree, author_fallback=settings.author)
     if result.commit is None:
         return None
     return RunOutcome(
@@ -559,7 +560,7 @@ def _expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | Non
         )
         return Change(files=dict.fromkeys(expired), message=message)
 
-    result = commit_change(git, plan, author_fallback=settings.author)
+    result = commit_change(git, plan, check=check_tree, author_fallback=settings.author)
     return result.commit, tuple(expired) if result.commit else ()
 
 

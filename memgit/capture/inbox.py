@@ -16,6 +16,7 @@ import pygit2
 from memgit.capture.turn import Turn, redact_turn, render_capture, turn_from_data
 from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
+from memgit.governance.checks import check_tree
 from memgit.store.engine import Change, commit_change
 from memgit.store.tree import blob_at
 from memgit.trailers import render_message
@@ -78,7 +79,9 @@ def capture_turns(
         new_turns = [turn for turn, _, _ in prepared if not outcome[turn.path]]
         return Change(files=files, message=_message(new_turns))
 
-    result = commit_change(repo, plan, author_fallback=author_fallback, lock_timeout=lock_timeout)
+    result = commit_change(
+        repo, plan, check=check_tree, author_fallback=author_fallback, lock_timeout=lock_timeout
+    )
     captured = tuple(
         CapturedTurn(
             path=turn.path,

@@ -14,7 +14,8 @@ from memgit.errors import ExitStatus, MemgitError, UsageError
 def run_with_error_handler(command: click.Command, args: list[str]) -> int:
     want_json = "--json" in args
     try:
-        command.main(args=args, prog_name="memgit", standalone_mode=False)
+        # Outside standalone mode click returns ctx.exit()'s status instead of exiting.
+        status = command.main(args=args, prog_name="memgit", standalone_mode=False)
     except MemgitError as err:
         click.echo(err.render(), err=True)
         if want_json:
@@ -42,7 +43,7 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
         where = f"; details in {log}" if log else ""
         click.echo(f"error[internal]: {type(err).__name__}: {err}{where}", err=True)
         return int(ExitStatus.INTERNAL)
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 def _write_log(args: list[str]) -> Path | None:

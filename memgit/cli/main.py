@@ -19,6 +19,7 @@ COMMANDS = {
     "init": "memgit.cli.init:init",
     "capture": "memgit.cli.capture:capture",
     "process": "memgit.cli.process:process",
+    "verify": "memgit.cli.verify:verify",
     "demo": "memgit.cli.demo:demo",
 }
 

@@ -50,19 +50,24 @@ class CommitResult:
 
 
 Planner = Callable[[pygit2.Commit | None], Change | None]
-TreeCheck = Callable[[pygit2.Repository, pygit2.Tree, Change], None]
+# Validates the tree about to be committed on a base commit; raises to refuse it.
+TreeCheck = Callable[[pygit2.Repository, pygit2.Tree, pygit2.Commit | None], None]
 
 
 def commit_change(
     repo: pygit2.Repository,
     plan: Planner,
     *,
+    check: TreeCheck | None,
     allow_unborn: bool = False,
-    check: TreeCheck | None = None,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
 ) -> CommitResult:
-    """Apply ``plan`` to the branch tip as one commit; see the module docstring."""
+    """Apply ``plan`` to the branch tip as one commit; see the module docstring.
+
+    ``check`` validates the prepared tree before anything is published; memgit's
+    flows pass the governance checks (the same ones the pre-commit hooks run).
+    """
     git_dir = Path(repo.path)
     with WriterLock(git_dir, timeout=lock_timeout) as lock:
         recovery.recover(repo, lock.previous)
@@ -81,7 +86,7 @@ def commit_change(
             tree = repo[tree_id]
             assert isinstance(tree, pygit2.Tree)
             if check is not None:
-                check(repo, tree, change)
+                check(repo, tree, tip)
             wait_for_git_lock(git_dir / "index.lock")
             index = repo.index
             index.read(False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
@@ -42,6 +43,27 @@ def open_repository(start: Path) -> pygit2.Repository:
             path=found,
         )
     return repo
+
+
+def open_for_reading(start: Path) -> pygit2.Repository:
+    """Any repository, bare ones included, for commands that only read objects.
+
+    Inside a Git hook (``GIT_DIR`` set, as in pre-receive) the environment is
+    honoured, including the quarantine object directory of a push in progress.
+    """
+    configure_libgit2()
+    if os.environ.get("GIT_DIR"):
+        try:
+            return pygit2.Repository(
+                os.environ["GIT_DIR"], flags=pygit2.enums.RepositoryOpenFlag.FROM_ENV
+            )
+        except pygit2.GitError as err:
+            raise UsageError(str(err), code="not-a-repository", path=os.environ["GIT_DIR"]) from err
+    start = start.resolve()
+    found = pygit2.discover_repository(str(start))
+    if found is None:
+        raise UsageError("not inside a Git repository", code="not-a-repository", path=str(start))
+    return pygit2.Repository(found)
 
 
 def init_or_adopt(path: Path) -> tuple[pygit2.Repository, bool]:

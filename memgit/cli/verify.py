@@ -1,0 +1,56 @@
+"""``memgit verify``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memgit.cli.output import emit_json, plural
+
+
+@click.command()
+@click.argument("rev_range", required=False)
+@click.option("--all", "all_history", is_flag=True, help="Check every commit reachable from HEAD.")
+@click.option(
+    "--commits-from",
+    type=click.File("r"),
+    help="Check the commits listed in this file, one id per line ('-' for stdin), as "
+    "`git rev-list` prints them (used by hooks/pre-receive).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_obj
+def verify(
+    directory: Path,
+    rev_range: str | None,
+    all_history: bool,
+    commits_from: click.utils.LazyFile | None,
+    as_json: bool,
+) -> None:
+    """Run every governance check over every commit of REV_RANGE.
+
+    REV_RANGE is `A..B` (the commits of B not in A, as a pull request shows
+    them) or one revision (its whole history). Without one, the current
+    branch is checked against its upstream. Each problem prints as one line
+    naming its commit; the exit status is 1 when there are problems, 0 when
+    the range is clean. Works in bare repositories too (docs/ci.md).
+    """
+    from memgit.governance.verify import commits_by_id, resolve_commits
+    from memgit.governance.verify import verify as run_verify
+    from memgit.store.repository import open_for_reading
+
+    repo = open_for_reading(directory)
+    if commits_from is not None:
+        commits = commits_by_id(repo, commits_from)
+    else:
+        commits = resolve_commits(repo, rev_range, all_history=all_history)
+    result = run_verify(repo, commits)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        for finding in result.findings:
+            click.echo(finding.render(), err=True)
+        verdict = "clean" if result.ok else f"{plural(len(result.findings), 'problem')}"
+        click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
+    if not result.ok:
+        click.get_current_context().exit(1)

@@ -1,0 +1,38 @@
+"""The registry of checks, and the entry memgit's own commit path uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pygit2
+
+from memgit.errors import InvalidInputError, Problem
+from memgit.governance.evidence import iter_evidence_problems
+from memgit.governance.schemas import iter_schema_problems
+from memgit.governance.secrets import iter_secret_problems
+from memgit.governance.supersession import iter_supersession_problems
+from memgit.governance.view import CommitView, view_of_tree
+
+Check = Callable[[CommitView], Iterator[Problem]]
+
+# Hook id -> check, in the order they run and report.
+CHECKS: dict[str, Check] = {
+    "memgit-schemas": iter_schema_problems,
+    "memgit-evidence": iter_evidence_problems,
+    "memgit-secrets": iter_secret_problems,
+    "memgit-supersession": iter_supersession_problems,
+}
+
+
+def iter_all_problems(view: CommitView) -> Iterator[tuple[str, Problem]]:
+    """(hook id, problem) for every check over ``view``."""
+    for hook_id, check in CHECKS.items():
+        for problem in check(view):
+            yield hook_id, problem
+
+
+def check_tree(repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
+    """The commit engine's gate: refuse a tree that any published hook would refuse."""
+    problems = [problem for _, problem in iter_all_problems(view_of_tree(repo, tree, base))]
+    if problems:
+        raise InvalidInputError.from_problems(problems)

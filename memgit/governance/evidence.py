@@ -1,0 +1,155 @@
+"""memgit-evidence: every memory's sources quote real evidence, and every change is explained.
+
+- Each source of a memory changed in the commit names a capture by blob id
+  (so it holds after inbox cleanup); the unit exists in that capture, can
+  support a memory (user text or complete tool output), and the quote stands
+  there exactly once (or at the offsets given).
+- Each run record added in the commit agrees with the captures it names: the
+  Gate output it records passes the Gate's own checks against those units.
+- Each memory written by memgit (``origin: memgit``) that the commit creates
+  or changes is explained by a run record in the same commit. A memory
+  written by a person says so (``origin: human`` with ``author``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pygit2
+
+from memgit.capture.turn import parse_capture
+from memgit.constants import MEMORIES_DIR, RUNS_DIR
+from memgit.errors import MemgitError, Problem
+from memgit.evidence import EvidenceUnit, locate_quote, units_of
+from memgit.gate.contract import GateOutputError, check_gate_output
+from memgit.governance.view import CommitView
+from memgit.memory import Memory, parse_memory
+from memgit.runrecord import RunRecord, parse_run_record
+
+HOOK_ID = "memgit-evidence"
+
+
+def _units(view: CommitView, blob: str, capture_path: str) -> dict[str, EvidenceUnit] | None:
+    data = view.object_data(blob)
+    if data is None:
+        return None
+    try:
+        turn = parse_capture(data, path=capture_path)
+    except MemgitError:
+        return None
+    return {unit.id: unit for unit in units_of(turn, capture=capture_path, blob=blob)}
+
+
+def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterator[Problem]:
+    for i, source in enumerate(memory.sources):
+        field = f"sources[{i}]"
+        units = _units(view, source.blob, source.capture)
+        if units is None:
+            yield Problem(
+                code="source-capture-missing",
+                message=f"no capture with blob id {source.blob[:12]} in the repository",
+                path=path,
+                field=f"{field}.blob",
+                hint="a source must name the blob id of the capture file it quotes",
+            )
+            continue
+        unit = units.get(source.unit)
+        if unit is None:
+            yield Problem(
+                code="source-unit-missing",
+                message=f"the capture has no unit {source.unit!r}",
+                path=path,
+                field=f"{field}.unit",
+            )
+            continue
+        if not unit.can_support:
+            yield Problem(
+                code="source-not-evidence",
+                message=f"unit {unit.id} is {unit.role} text, which cannot support a memory",
+                path=path,
+                field=f"{field}.unit",
+                hint="only user text and complete tool output are evidence",
+            )
+        where = locate_quote(unit.text, source.quote, source.start, source.end)
+        if isinstance(where, str):
+            yield Problem(
+                code=where,
+                message=f"the quote does not stand in unit {unit.id} as written",
+                path=path,
+                field=f"{field}.quote",
+                hint="a source quotes the capture exactly; fix the quote or the unit",
+            )
+        current = view.read(source.capture)
+        if current is not None and str(pygit2.hash(current)) != source.blob:
+            yield Problem(
+                code="source-blob-mismatch",
+                message=f"{source.capture} holds other content than blob {source.blob[:12]}",
+                path=path,
+                field=f"{field}.blob",
+            )
+
+
+def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterator[Problem]:
+    units: dict[str, EvidenceUnit] = {}
+    for i, item in enumerate(record.inputs):
+        found = _units(view, item.blob, item.path)
+        if found is None:
+            yield Problem(
+                code="run-input-missing",
+                message=f"input capture blob {item.blob[:12]} is not in the repository",
+                path=path,
+                field=f"inputs[{i}].blob",
+            )
+            return
+        units.update(found)
+    settings = view.settings
+    if settings is None:
+        return
+    try:
+        check_gate_output(
+            record.gate_output, units=units, settings=settings, target_state=lambda _: "active"
+        )
+    except GateOutputError as err:
+        for problem in err.problems:
+            yield Problem(
+                code=problem.code,
+                message=problem.message,
+                path=path,
+                field=f"gate_output.{problem.field}" if problem.field else "gate_output",
+                hint="the recorded Gate output must agree with the captures the run names",
+            )
+
+
+def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
+    explained: set[str] = set()
+    for path in view.changed_under(f"{RUNS_DIR}/", ".json"):
+        data = view.read(path)
+        try:
+            record = parse_run_record(data or b"", path=path)
+        except MemgitError:
+            continue  # memgit-schemas reports it
+        explained.update(d["memory_id"] for d in record.decisions)
+        yield from iter_run_problems(view, path, record)
+    for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
+        try:
+            memory = parse_memory(view.read(path) or b"", path=path)
+        except MemgitError:
+            continue
+        yield from iter_source_problems(view, path, memory)
+        if memory.origin == "memgit" and memory.id not in explained:
+            yield Problem(
+                code="unexplained-memory",
+                message="written by memgit (origin: memgit) but no run record in this commit "
+                "made this change",
+                path=path,
+                field="origin",
+                hint="memgit writes memories only through runs; a person's memory says "
+                "origin: human and names its author",
+            )
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memgit.governance.hooks import run_hook
+
+    return run_hook(HOOK_ID, iter_evidence_problems, sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,43 @@
+"""Running one check as a pre-commit hook over the staged tree."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pygit2
+
+from memgit.errors import MemgitError, Problem
+from memgit.governance.view import CommitView, view_of_tree
+from memgit.store.repository import open_repository
+from memgit.store.staging import staged_tree
+
+
+def staged_view(start: Path, filenames: Sequence[str]) -> CommitView:
+    """The staged tree against HEAD; with filenames (as pre-commit passes them), just those."""
+    repo = open_repository(start)
+    base = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
+    view = view_of_tree(repo, staged_tree(repo), base)
+    if not filenames:
+        return view
+    wanted = frozenset(name.replace("\\", "/").removeprefix("./") for name in filenames)
+    present = frozenset(name for name in wanted if view.read(name) is not None)
+    return replace(view, changed=present)
+
+
+def run_hook(
+    hook_id: str, check: Callable[[CommitView], Iterator[Problem]], filenames: Sequence[str]
+) -> int:
+    """Print every problem as ``error[code]: path: field: message``; 1 if any, else 0."""
+    try:
+        problems = list(check(staged_view(Path.cwd(), filenames)))
+    except MemgitError as err:
+        print(err.render(), file=sys.stderr)
+        return int(err.exit_status)
+    for problem in problems:
+        print(problem.render(), file=sys.stderr)
+    if problems:
+        print(f"{hook_id}: {len(problems)} problem(s); nothing was committed", file=sys.stderr)
+    return 1 if problems else 0

@@ -1,0 +1,114 @@
+"""memgit-schemas: every memgit file parses and fits its schema, at the path it names.
+
+``memgit.yaml``, captures, memories and run records are each parsed by the
+same strict parser memgit itself uses, checked against their JSON Schema, and
+checked to live at the path their content implies (a memory's scope and id, a
+capture's source, session and seq, a run's id).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+
+from memgit.capture.turn import parse_capture
+from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
+from memgit.errors import MemgitError, Problem
+from memgit.governance.view import CommitView
+from memgit.memory import parse_memory
+from memgit.runrecord import parse_run_record
+from memgit.settings import parse_settings
+
+HOOK_ID = "memgit-schemas"
+
+
+def kind_of(path: str) -> str | None:
+    """Which memgit format a path holds, by where it lives."""
+    if path == CONFIG_FILE:
+        return "config"
+    if path.startswith(f"{INBOX_DIR}/") and path.endswith(".yaml"):
+        return "capture"
+    if path.startswith(f"{MEMORIES_DIR}/") and path.endswith(".md"):
+        return "memory"
+    if path.startswith(f"{RUNS_DIR}/") and path.endswith(".json"):
+        return "run"
+    return None
+
+
+def _misplaced(path: str, expected: str) -> Problem:
+    return Problem(
+        code="misplaced-file",
+        message=f"its content belongs at {expected}",
+        path=path,
+        hint="memgit finds files by path: move the file, or fix the fields that name it",
+    )
+
+
+def _check_capture(path: str, data: bytes) -> Iterator[Problem]:
+    turn = parse_capture(data, path=path)
+    if turn.path != path:
+        yield _misplaced(path, turn.path)
+
+
+def _check_memory(path: str, data: bytes, view: CommitView) -> Iterator[Problem]:
+    memory = parse_memory(data, path=path)
+    if memory.path != path:
+        yield _misplaced(path, memory.path)
+    settings = view.settings
+    if settings is None:
+        return
+    if memory.type not in settings.memory_types:
+        yield Problem(
+            code="unknown-type",
+            message=f"type {memory.type!r} is not in memgit.yaml's memory_types",
+            path=path,
+            field="type",
+        )
+    if memory.scope.split("/")[0] not in settings.scopes:
+        yield Problem(
+            code="unknown-scope",
+            message=f"scope {memory.scope!r} does not start with one of memgit.yaml's scopes",
+            path=path,
+            field="scope",
+        )
+
+
+def _check_run(path: str, data: bytes) -> Iterator[Problem]:
+    record = parse_run_record(data, path=path)
+    if record.path != path:
+        yield _misplaced(path, record.path)
+
+
+def _check_config(path: str, data: bytes) -> Iterator[Problem]:
+    parse_settings(data, path=path)
+    return iter(())
+
+
+def iter_file_problems(path: str, data: bytes, view: CommitView) -> Iterator[Problem]:
+    """Problems of one file of a known kind (nothing for other files)."""
+    checks: dict[str, Callable[[], Iterator[Problem]]] = {
+        "config": lambda: _check_config(path, data),
+        "capture": lambda: _check_capture(path, data),
+        "memory": lambda: _check_memory(path, data, view),
+        "run": lambda: _check_run(path, data),
+    }
+    kind = kind_of(path)
+    if kind is None:
+        return
+    try:
+        yield from checks[kind]()
+    except MemgitError as err:
+        yield from err.problems or (err.problem,)
+
+
+def iter_schema_problems(view: CommitView) -> Iterator[Problem]:
+    for path in sorted(view.changed):
+        data = view.read(path)
+        if data is not None:
+            yield from iter_file_problems(path, data, view)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memgit.governance.hooks import run_hook
+
+    return run_hook(HOOK_ID, iter_schema_problems, sys.argv[1:] if argv is None else argv)

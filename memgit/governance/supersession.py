@@ -1,0 +1,122 @@
+"""memgit-supersession: replaced memories are really retired, and ids stay unique.
+
+- A memory's ``supersedes`` targets are gone from the tree, and the commit it
+  names exists and held the target (so ``refs/memgit/retired/<id>`` can point
+  there).
+- No memory id is both active and retired: a memory changed in a commit was
+  not retired (``refs/memgit/retired/<id>``) earlier in that commit's history.
+- Following ``supersedes`` never leads back to where it started.
+- A memory id lives at one path only, across all scopes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+from memgit.catalog import Catalog
+from memgit.constants import MEMORIES_DIR
+from memgit.errors import MemgitError, Problem
+from memgit.governance.view import CommitView
+from memgit.layout import memory_path
+from memgit.memory import Memory, parse_memory
+from memgit.store.tree import blob_at
+
+HOOK_ID = "memgit-supersession"
+MAX_CHAIN = 1000
+
+
+def _memory_in(view: CommitView, commit: str, memory_id: str, scope: str) -> Memory | None:
+    """The memory ``memory_id`` as ``commit`` held it; its successor's scope is tried first."""
+    tree = view.commit_tree(commit)
+    if tree is None:
+        return None
+    guess = memory_path(scope, memory_id)
+    blob = blob_at(tree, guess)
+    try:
+        if blob is not None:
+            return parse_memory(view.repo[blob].data, path=guess)
+        return Catalog(view.repo, tree).load(memory_id)
+    except MemgitError:
+        return None
+
+
+def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
+    paths = view.memory_paths()
+    for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
+        try:
+            memory = parse_memory(view.read(path) or b"", path=path)
+        except MemgitError:
+            continue
+        others = [p for p in paths.get(memory.id, []) if p != path]
+        if others:
+            yield Problem(
+                code="duplicate-id",
+                message=f"id {memory.id} is also used by {others[0]}",
+                path=path,
+                field="id",
+                hint="every memory has its own id, across all scopes",
+            )
+        if view.retired_before(memory.id):
+            yield Problem(
+                code="retired-id-active",
+                message=f"memory {memory.id} was retired (refs/memgit/retired/{memory.id}) "
+                "but is active again",
+                path=path,
+                field="id",
+                hint="give a new memory a new id; a retired id stays retired",
+            )
+        for i, old in enumerate(memory.supersedes):
+            field = f"supersedes[{i}]"
+            if old.id in paths:
+                yield Problem(
+                    code="supersedes-active",
+                    message=f"it supersedes {old.id}, which is still in the tree",
+                    path=path,
+                    field=f"{field}.id",
+                    hint="a superseded memory leaves the tree in the commit that replaces it",
+                )
+            if view.commit_tree(old.commit) is None:
+                yield Problem(
+                    code="supersedes-unknown-commit",
+                    message=f"commit {old.commit[:12]} is not in the repository",
+                    path=path,
+                    field=f"{field}.commit",
+                )
+            elif _memory_in(view, old.commit, old.id, memory.scope) is None:
+                yield Problem(
+                    code="supersedes-commit-mismatch",
+                    message=f"commit {old.commit[:12]} does not hold memory {old.id}",
+                    path=path,
+                    field=f"{field}.commit",
+                    hint="name the last commit in which the replaced memory was active",
+                )
+        if _leads_back(view, memory):
+            yield Problem(
+                code="supersedes-cycle",
+                message=f"following supersedes from {memory.id} leads back to it",
+                path=path,
+                field="supersedes",
+            )
+
+
+def _leads_back(view: CommitView, memory: Memory) -> bool:
+    seen = {memory.id}
+    frontier = list(memory.supersedes)
+    steps = 0
+    while frontier and steps < MAX_CHAIN:
+        steps += 1
+        old = frontier.pop()
+        if old.id in seen:
+            return True
+        seen.add(old.id)
+        earlier = _memory_in(view, old.commit, old.id, memory.scope)
+        if earlier is not None:
+            frontier.extend(earlier.supersedes)
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memgit.governance.hooks import run_hook
+
+    return run_hook(HOOK_ID, iter_supersession_problems, sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,136 @@
+"""A commit as the checks see it: a tree, its parent tree, and what changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+import pygit2
+
+from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
+from memgit.errors import MemgitError
+from memgit.pending import iter_blobs
+from memgit.settings import Settings, parse_settings
+from memgit.store.tree import blob_at
+
+
+@dataclass(frozen=True, slots=True)
+class CommitView:
+    """What one commit (or a tree about to become one) holds and changes."""
+
+    repo: pygit2.Repository
+    tree: pygit2.Tree
+    parent: pygit2.Tree | None
+    # Paths whose content differs from the parent, and paths the parent had but the tree lacks.
+    changed: frozenset[str]
+    deleted: frozenset[str]
+    # The commit this tree builds on (None for a root commit).
+    base: pygit2.Oid | None = None
+    label: str | None = None
+    _cache: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def read(self, path: str) -> bytes | None:
+        blob = blob_at(self.tree, path)
+        return self.repo[blob].data if blob is not None else None
+
+    def read_parent(self, path: str) -> bytes | None:
+        blob = blob_at(self.parent, path)
+        return self.repo[blob].data if blob is not None else None
+
+    def object_data(self, oid_hex: str) -> bytes | None:
+        """A blob by id, from anywhere in the object database (captures past cleanup)."""
+        try:
+            found = self.repo.get(oid_hex)
+        except (ValueError, pygit2.GitError):
+            return None
+        return found.data if isinstance(found, pygit2.Blob) else None
+
+    def commit_tree(self, oid_hex: str) -> pygit2.Tree | None:
+        try:
+            found = self.repo.get(oid_hex)
+        except (ValueError, pygit2.GitError):
+            return None
+        return found.tree if isinstance(found, pygit2.Commit) else None
+
+    @property
+    def settings(self) -> Settings | None:
+        """The tree's own memgit.yaml, or None when it is missing or broken."""
+        if "settings" not in self._cache:
+            data = self.read(CONFIG_FILE)
+            try:
+                parsed = parse_settings(data, path=CONFIG_FILE) if data is not None else None
+            except MemgitError:
+                parsed = None
+            self._cache["settings"] = parsed
+        value = self._cache["settings"]
+        return value if isinstance(value, Settings) else None
+
+    def memory_paths(self) -> dict[str, list[str]]:
+        """memory id -> every path holding it in this tree (more than one is an error)."""
+        if "memory_paths" not in self._cache:
+            found: dict[str, list[str]] = {}
+            for path, _ in iter_blobs(self.repo, self.tree, MEMORIES_DIR):
+                if path.endswith(".md"):
+                    found.setdefault(path.rsplit("/", 1)[1][: -len(".md")], []).append(path)
+            self._cache["memory_paths"] = found
+        value = self._cache["memory_paths"]
+        assert isinstance(value, dict)
+        return value
+
+    def retired_before(self, memory_id: str) -> bool:
+        """Whether ``refs/memgit/retired/<id>`` names this tree's base or an ancestor of it."""
+        ref = self.repo.references.get(f"{REFS_RETIRED}{memory_id}")
+        if ref is None or self.base is None:
+            return False
+        retired_at = ref.target
+        assert isinstance(retired_at, pygit2.Oid)
+        return retired_at == self.base or self.repo.descendant_of(self.base, retired_at)
+
+    def changed_under(self, prefix: str, suffix: str) -> Iterator[str]:
+        return (p for p in sorted(self.changed) if p.startswith(prefix) and p.endswith(suffix))
+
+
+def diff_paths(
+    repo: pygit2.Repository, parent: pygit2.Tree | None, tree: pygit2.Tree
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(changed or added, deleted) paths between two trees; equal subtrees are skipped."""
+    if parent is None:
+        return frozenset(path for path, _ in _all_blobs(repo, tree)), frozenset()
+    changed: set[str] = set()
+    deleted: set[str] = set()
+    for delta in parent.diff_to_tree(tree).deltas:
+        if delta.status == pygit2.enums.DeltaStatus.DELETED:
+            deleted.add(delta.old_file.path)
+        else:
+            changed.add(delta.new_file.path)
+    return frozenset(changed), frozenset(deleted)
+
+
+def _all_blobs(repo: pygit2.Repository, tree: pygit2.Tree) -> Iterator[tuple[str, str]]:
+    for entry in tree:
+        if entry.type_str == "tree":
+            yield from iter_blobs(repo, tree, entry.name)
+        elif entry.type_str == "blob":
+            yield entry.name, str(entry.id)
+
+
+def view_of_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> CommitView:
+    base = commit.parents[0] if commit.parents else None
+    view = view_of_tree(repo, commit.tree, base)
+    return replace(view, label=str(commit.id))
+
+
+def view_of_tree(
+    repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None
+) -> CommitView:
+    """A tree about to be committed on ``base`` (memgit's writes, the staged tree)."""
+    parent = base.tree if base is not None else None
+    changed, deleted = diff_paths(repo, parent, tree)
+    return CommitView(
+        repo=repo,
+        tree=tree,
+        parent=parent,
+        changed=changed,
+        deleted=deleted,
+        base=base.id if base is not None else None,
+    )
