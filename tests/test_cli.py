@@ -196,6 +196,7 @@ def test_init_again_changes_nothing(repo_path: Path) -> None:
         "commit": None,
         "created": [],
         "existing": ["memgit.yaml", ".pre-commit-config.yaml"],
+        "hooks_installed": False,
     }
     assert snapshot(repo_path) == before
 
