@@ -15,7 +15,7 @@ from memgit.errors import ConflictError, UsageError
 from memgit.governance.checks import check_tree
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 from memgit.store.engine import Change, commit_change
-from memgit.store.repository import init_or_adopt
+from memgit.store.repository import compact_index, init_or_adopt
 from memgit.store.tree import blob_at
 from memgit.trailers import render_message
 
@@ -101,6 +101,7 @@ def init_repository(path: Path) -> InitResult:
         return Change(files=files, message=message)
 
     result = commit_change(repo, plan, check=check_tree, allow_unborn=True)
+    compact_index(repo)
     created = tuple(name for name in TEMPLATES if name not in existing)
     return InitResult(
         path=str(path),
