@@ -14,39 +14,31 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
-from memgit.capture.redact import redact
+from memgit.apply import Decision, apply_gate_output, describe_decisions, redact_candidates
 from memgit.catalog import Catalog
 from memgit.constants import (
     CACHE_DIR,
-    REFS_RETIRED,
     REFS_RUNS,
     TRAILER_BACKEND,
-    TRAILER_CREATED,
-    TRAILER_EXPIRED,
-    TRAILER_RETRACTED,
     TRAILER_RUN,
-    TRAILER_SUPERSEDED,
-    TRAILER_UPDATED,
 )
 from memgit.errors import Problem
 from memgit.evidence import EvidenceUnit
 from memgit.gate.backends import Backend
-from memgit.gate.contract import Candidate, GateOutput, GateOutputError, check_gate_output
+from memgit.gate.contract import GateOutput, GateOutputError, check_gate_output
 from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import check_tree
 from memgit.jsonio import render_json
-from memgit.layout import parse_capture_path
-from memgit.memory import Memory, Source, Supersedes, new_memory_id, render_memory
 from memgit.pending import DEFAULT_MAX_DEFERRALS, PendingCapture, processing_state
 from memgit.related import related_memories
+from memgit.retention import expire_inbox
 from memgit.runrecord import RunInput, RunRecord, render_run_record
-from memgit.settings import Settings
+from memgit.settings import Settings, gate_setting
 from memgit.store.engine import Change, commit_change
 from memgit.store.identity import commit_time
 from memgit.trailers import render_message
@@ -56,26 +48,6 @@ DEFAULT_RELATED = 8
 BATCH_CHAR_BUDGET = 24_000
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Decision:
-    """One change a run made to the memories."""
-
-    action: str
-    memory_id: str
-    path: str
-    candidate_id: str | None = None
-    target: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"action": self.action, "memory_id": self.memory_id}
-        if self.candidate_id is not None:
-            data["candidate_id"] = self.candidate_id
-        if self.target is not None:
-            data["target"] = self.target
-        data["path"] = self.path
-        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,11 +100,6 @@ class _Batch:
         return {unit.id: unit for unit in self.units}
 
 
-def gate_setting(settings: Settings, key: str, default: int) -> int:
-    value = settings.gate.get(key, default)
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
 def pending_batches(git: pygit2.Repository, settings: Settings) -> tuple[list[_Batch], Any]:
     tip = _tip(git)
     state = processing_state(
@@ -172,7 +139,7 @@ def process_inbox(
             outcomes.append(outcome)
         if progress is not None:
             progress(number, len(batches))
-    cleanup, expired = _expire_inbox(git, settings)
+    cleanup, expired = expire_inbox(git, settings)
     after, state = pending_batches(git, settings)
     return ProcessResult(
         runs=tuple(outcomes),
@@ -251,7 +218,7 @@ def _run_batch(
     now = commit_time()
     run_id = _run_id(now.strftime("%Y%m%dT%H%M%SZ"), batch, gate)
     diagnostics = _diagnostics(corrected)
-    gate = _redact_candidates(gate, diagnostics)
+    gate = redact_candidates(gate, diagnostics)
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
 
@@ -277,7 +244,9 @@ def _run_batch(
                         ),
                     ),
                 )
-        files, refs, trailers = _apply(gate, batch, current, tip, now.isoformat(), applied)
+        files, refs, trailers = apply_gate_output(
+            gate, batch.unit_map, current, tip, now.isoformat(), applied
+        )
         record = RunRecord(
             run_id=run_id,
             created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -340,175 +309,6 @@ def _diagnostics(problems: Sequence[Problem]) -> list[dict[str, Any]]:
     return [{"code": f"corrected-{code}", "count": n} for code, n in sorted(counts.items())]
 
 
-def _redact_candidates(gate: GateOutput, diagnostics: list[dict[str, Any]]) -> GateOutput:
-    """A model may echo or invent a secret: remove it before it can become a blob."""
-    found = 0
-    cleaned = []
-    for candidate in gate.candidates:
-        changes: dict[str, Any] = {}
-        for name in ("title", "body"):
-            value = getattr(candidate, name)
-            if value:
-                text, kinds = redact(value)
-                if kinds:
-                    changes[name] = text
-                    found += sum(kinds.values())
-        cleaned.append(replace(candidate, **changes) if changes else candidate)
-    if not found:
-        return gate
-    diagnostics.append({"code": "redacted-candidate-text", "count": found})
-    raw = dict(gate.raw)
-    by_id = {c.candidate_id: c for c in cleaned}
-    raw["candidates"] = [
-        {
-            **item,
-            **{
-                key: getattr(by_id[item["candidate_id"]], key)
-                for key in ("title", "body")
-                if key in item
-            },
-        }
-        for item in gate.raw["candidates"]
-    ]
-    return replace(gate, candidates=tuple(cleaned), raw=raw)
-
-
-def _sources(candidate: Candidate, units: dict[str, EvidenceUnit]) -> tuple[Source, ...]:
-    sources = []
-    for claim in candidate.claims:
-        unit = units[claim.unit_id]
-        pinned = unit.text.count(claim.quote) > 1
-        sources.append(
-            Source(
-                capture=unit.capture,
-                unit=claim.unit_id,
-                quote=claim.quote,
-                blob=unit.blob,
-                start=claim.start if pinned else None,
-                end=claim.end if pinned else None,
-            )
-        )
-    return tuple(sources)
-
-
-def _body(text: str | None) -> str:
-    text = (text or "").strip()
-    return text + "\n" if text else ""
-
-
-def _apply(
-    gate: GateOutput,
-    batch: _Batch,
-    catalog: Catalog,
-    tip: pygit2.Commit | None,
-    now: str,
-    applied: list[Decision],
-) -> tuple[dict[str, bytes | None], dict[str, str], list[tuple[str, str]]]:
-    """Memory files, refs and trailers for the validated decisions."""
-    stamp = now.replace("+00:00", "Z")
-    units = batch.unit_map
-    files: dict[str, bytes | None] = {}
-    refs: dict[str, str] = {}
-    trailers: list[tuple[str, str]] = []
-    taken = set(catalog.paths)
-    tip_id = str(tip.id) if tip is not None else ""
-    for candidate in gate.candidates:
-        sources = _sources(candidate, units)
-        old = catalog.load(candidate.target) if candidate.target else None
-        if candidate.action == "RETRACT":
-            assert old is not None
-            files[old.path] = None
-            refs[f"{REFS_RETIRED}{old.id}"] = tip_id
-            trailers.append((TRAILER_RETRACTED, old.id))
-            applied.append(_decision(candidate, old.id, old.path))
-            continue
-        if candidate.action == "UPDATE":
-            assert old is not None
-            memory = Memory(
-                id=old.id,
-                type=candidate.type or old.type,
-                scope=candidate.scope or old.scope,
-                title=candidate.title or old.title,
-                body=_body(candidate.body),
-                created=old.created,
-                updated=stamp,
-                tags=candidate.tags,
-                supersedes=old.supersedes,
-                sources=old.sources + tuple(s for s in sources if s not in old.sources),
-            )
-            if memory.path != old.path:
-                files[old.path] = None
-            trailers.append((TRAILER_UPDATED, old.id))
-        else:
-            memory_id = _fresh_id(candidate, sources, taken)
-            supersedes: tuple[Supersedes, ...] = ()
-            if candidate.action == "SUPERSEDE":
-                assert old is not None
-                files[old.path] = None
-                refs[f"{REFS_RETIRED}{old.id}"] = tip_id
-                supersedes = (Supersedes(id=old.id, commit=tip_id),)
-                trailers.append((TRAILER_SUPERSEDED, f"{old.id} -> {memory_id}"))
-            else:
-                trailers.append((TRAILER_CREATED, memory_id))
-            memory = Memory(
-                id=memory_id,
-                type=candidate.type or "fact",
-                scope=candidate.scope or "user",
-                title=candidate.title or memory_id,
-                body=_body(candidate.body),
-                created=stamp,
-                updated=stamp,
-                tags=candidate.tags,
-                supersedes=supersedes,
-                sources=sources,
-            )
-        files[memory.path] = render_memory(memory).encode("utf-8")
-        applied.append(_decision(candidate, memory.id, memory.path))
-    return files, refs, trailers
-
-
-def _decision(candidate: Candidate, memory_id: str, path: str) -> Decision:
-    return Decision(
-        action=candidate.action,
-        memory_id=memory_id,
-        path=path,
-        candidate_id=candidate.candidate_id,
-        target=candidate.target,
-    )
-
-
-def _fresh_id(candidate: Candidate, sources: Sequence[Source], taken: set[str]) -> str:
-    """An id derived from the evidence and content, so a re-run yields the same id."""
-    seed = "|".join(
-        [
-            *sorted(f"{s.unit}:{s.quote}" for s in sources),
-            candidate.title or "",
-            candidate.body or "",
-        ]
-    ).encode("utf-8")
-    memory_id = new_memory_id(seed)
-    while memory_id in taken:
-        seed += b"+"
-        memory_id = new_memory_id(seed)
-    taken.add(memory_id)
-    return memory_id
-
-
-PAST_TENSE = {
-    "CREATE": "created",
-    "UPDATE": "updated",
-    "SUPERSEDE": "superseded",
-    "RETRACT": "retracted",
-}
-
-
-def describe_decisions(decisions: Sequence[Decision]) -> str:
-    """ "2 created, 1 superseded": the words of commit summaries and CLI output."""
-    counts = Counter(decision.action for decision in decisions)
-    parts = [f"{counts[action]} {word}" for action, word in PAST_TENSE.items() if counts[action]]
-    return ", ".join(parts) or "no memory changes"
-
-
 def _summary(applied: Sequence[Decision], backend: str, units: int) -> str:
     what = describe_decisions(applied) if applied else f"no memory changes ({units} units reviewed)"
     return f"process: {what} [{backend}]"
@@ -530,39 +330,3 @@ def _record_failure(
     (folder / f"{stamp}-{len(list(folder.iterdir()))}.json").write_text(
         render_json(record), "utf-8"
     )
-
-
-def _expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None, tuple[str, ...]]:
-    """Remove processed captures older than the retention; Git history keeps them."""
-    cutoff = commit_time() - timedelta(days=settings.retention_days)
-    expired: list[str] = []
-
-    def plan(tip: pygit2.Commit | None) -> Change | None:
-        expired.clear()
-        tree = tip.tree if tip is not None else None
-        state = processing_state(
-            git, tree, max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
-        )
-        for path, stamp in sorted(state.fully_processed.items()):
-            if _parse_time(stamp) < cutoff:
-                expired.append(path)
-        if not expired:
-            return None
-        keys = []
-        for path in expired:
-            parsed = parse_capture_path(path)
-            if parsed is not None:
-                keys.append((TRAILER_EXPIRED, "/".join(str(part) for part in parsed)))
-        message = render_message(
-            f"inbox: remove {len(expired)} processed captures older than "
-            f"{settings.retention_days} days",
-            keys,
-        )
-        return Change(files=dict.fromkeys(expired), message=message)
-
-    result = commit_change(git, plan, check=check_tree, author_fallback=settings.author)
-    return result.commit, tuple(expired) if result.commit else ()
-
-
-def _parse_time(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))

@@ -85,3 +85,9 @@ def load_settings(workdir: Path) -> Settings:
             hint="run `memgit init` to set it up",
         ) from None
     return parse_settings(data, path=CONFIG_FILE)
+
+
+def gate_setting(settings: Settings, key: str, default: int) -> int:
+    """A whole-number ``gate:`` setting, or ``default`` when unset or not a number."""
+    value = settings.gate.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

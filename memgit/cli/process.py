@@ -49,8 +49,8 @@ def process(
     Memgit-* trailers. Processed captures older than inbox.retention_days are
     then removed from the tree in a separate commit (Git keeps them).
     """
+    from memgit.apply import describe_decisions
     from memgit.errors import UsageError
-    from memgit.process import describe_decisions
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
