@@ -37,6 +37,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _TITLE_LIMIT = 80
+# A statement longer than this is quoted and kept only in part: the Gate
+# contract bounds quotes (4,000 characters) and bodies (20,000).
+_QUOTE_LIMIT = 1000
+_BODY_LIMIT = 4000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,7 +139,7 @@ class RulesBackend:
                         "type": statement.kind if statement.kind in types else types[0],
                         "scope": scope,
                         "title": title,
-                        "body": _sentence_case(statement.what),
+                        "body": _sentence_case(statement.what[:_BODY_LIMIT]),
                     }
                 )
                 bindings.append(
@@ -158,8 +162,9 @@ class RulesBackend:
 
 
 def _claim(unit: EvidenceUnit, statement: _Statement) -> dict[str, Any]:
-    claim: dict[str, Any] = {"unit_id": unit.id, "quote": statement.sentence, "role": "assertion"}
-    if unit.text.count(statement.sentence) > 1:
+    quote = statement.sentence[:_QUOTE_LIMIT]
+    claim: dict[str, Any] = {"unit_id": unit.id, "quote": quote, "role": "assertion"}
+    if unit.text.count(quote) > 1:
         claim["start"] = statement.start
-        claim["end"] = statement.end
+        claim["end"] = statement.start + len(quote)
     return claim
