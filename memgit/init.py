@@ -36,7 +36,7 @@ repos:
         name: memgit evidence
         entry: memgit-check-evidence
         language: system
-        files: ^(memories/.*\\.md|runs/.*\\.json)$
+        files: ^(inbox/.*\\.yaml|memories/.*\\.md|runs/.*\\.json)$
       - id: memgit-secrets
         name: memgit secrets
         entry: memgit-check-secrets

@@ -266,10 +266,14 @@ def test_valid_change_passes_every_door(
     assert found == set()
 
 
+# Answers for the pending turns; a retired target needs the processed repository and is
+# covered by test_recorded_gate_output_with_a_retired_target_is_refused.
 GATE_CASES = [
     param
     for param in corpus("invalid")
-    if param.values[0].at.startswith("runs/") and param.values[0].code in EVIDENCE_CHECKS
+    if param.values[0].at.startswith("runs/")
+    and param.values[0].code in EVIDENCE_CHECKS
+    and param.values[0].base == "pending"
 ]
 
 
@@ -375,18 +379,8 @@ def foundation_cases() -> list[Any]:
             bad_line=bad_line,
             file_field=options.get("field") if "line " not in options.get("field", "") else None,
         )
-        marks = []
-        if name == "jsonl-same-turn-two-contents":
-            marks.append(REWRITTEN_CAPTURE_XFAIL)
-        params.append(pytest.param(case, id=name, marks=marks))
+        params.append(pytest.param(case, id=name))
     return params
-
-
-REWRITTEN_CAPTURE_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="bug: a person's commit that rewrites an already captured turn in place passes "
-    "every hook and verify, while memgit capture refuses the same change (capture-conflict)",
-)
 
 
 def render_capture(value: Any) -> tuple[str, bytes]:
@@ -654,13 +648,6 @@ def test_a_supersedes_cycle_made_by_hand_over_two_commits(
     assert gate_codes(repo_path) == {"supersedes-cycle"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gap: the run-record re-check treats every target as active "
-    "(target_state=lambda _: 'active'), so a recorded Gate output that supersedes a "
-    "memory retired before the commit passes the hooks and verify; process refuses it "
-    "with retired-target",
-)
 def test_recorded_gate_output_with_a_retired_target_is_refused(
     templates: repos.Templates,
     tmp_path: Path,
@@ -699,13 +686,6 @@ def test_recorded_gate_output_with_a_retired_target_is_refused(
     assert "retired-target" in runs["memgit-evidence"].codes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a run record that is modified (not added) counts as explaining every memory "
-    "its decisions name, so re-indenting the old run record that created a memgit memory "
-    "makes a hand edit of that memory's content pass memgit-evidence, check_tree and verify "
-    "(evidence.py uses changed_under for runs/, its docstring says 'added')",
-)
 def test_touching_an_old_run_record_does_not_explain_a_hand_edit(
     templates: repos.Templates,
     tmp_path: Path,
@@ -857,8 +837,9 @@ PARSER_MODULES = [
 ]
 # Gate codes the run-record re-check cannot emit, and why (docs/governance.md says so too):
 # a recorded gate_output is a JSON object (never not-json); its shape is checked by the run
-# schema first (so memgit-schemas reports `schema`); targets are not re-checked.
-NOT_RECHECKED_GATE_CODES = {"not-json", "schema", "unknown-target", "retired-target"}
+# schema first (so memgit-schemas reports `schema`). Targets are re-checked as the
+# parent commit had them.
+NOT_RECHECKED_GATE_CODES = {"not-json", "schema"}
 RECHECKED_GATE_CODES = set(EVIDENCE_CHECKS) - NOT_RECHECKED_GATE_CODES
 
 

@@ -294,11 +294,6 @@ def test_invalid_revision(
     assert "hint: " in stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: `A...B` (three dots, as compare pages and `git log` accept) is split at the "
-    "first '..' and fails with the confusing error[invalid-revision] unknown revision '.B'",
-)
 def test_three_dot_range_is_understood_as_git_does(history: tuple[Path, dict[str, str]]) -> None:
     path, _ = history
     base = head(path)

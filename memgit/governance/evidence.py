@@ -4,8 +4,10 @@
   (so it holds after inbox cleanup); the unit exists in that capture, can
   support a memory (user text or complete tool output), and the quote stands
   there exactly once (or at the offsets given).
+- Captured turns and run records never change once committed.
 - Each run record added in the commit agrees with the captures it names: the
-  Gate output it records passes the Gate's own checks against those units.
+  Gate output it records passes the Gate's own checks against those units,
+  its targets included (as the parent commit had them).
 - Each memory written by memgit (``origin: memgit``) that the commit creates
   or changes is explained by a run record in the same commit. A memory
   written by a person says so (``origin: human`` with ``author``).
@@ -19,7 +21,8 @@ from collections.abc import Iterator
 import pygit2
 
 from memgit.capture.turn import parse_capture
-from memgit.constants import MEMORIES_DIR, RUNS_DIR
+from memgit.catalog import Catalog
+from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
@@ -106,9 +109,11 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
     settings = view.settings
     if settings is None:
         return
+    # Targets as the Gate saw them: the memories of the parent commit.
+    before = Catalog(view.repo, view.parent)
     try:
         check_gate_output(
-            record.gate_output, units=units, settings=settings, target_state=lambda _: "active"
+            record.gate_output, units=units, settings=settings, target_state=before.state
         )
     except GateOutputError as err:
         for problem in err.problems:
@@ -121,9 +126,30 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
             )
 
 
+def iter_capture_problems(view: CommitView) -> Iterator[Problem]:
+    """Captured turns are immutable: memory sources pin them by blob id."""
+    for path in view.changed_under(f"{INBOX_DIR}/", ".yaml"):
+        if view.read_parent(path) is not None:
+            yield Problem(
+                code="capture-rewritten",
+                message="an already captured turn was changed",
+                path=path,
+                hint="captures are evidence and never change; capture a new turn instead",
+            )
+
+
 def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
+    yield from iter_capture_problems(view)
     explained: set[str] = set()
     for path in view.changed_under(f"{RUNS_DIR}/", ".json"):
+        if view.read_parent(path) is not None:
+            yield Problem(
+                code="run-record-rewritten",
+                message="an existing run record was changed",
+                path=path,
+                hint="a run record is the history of one run and never changes",
+            )
+            continue
         data = view.read(path)
         try:
             record = parse_run_record(data or b"", path=path)

@@ -53,13 +53,20 @@ class VerifyResult:
 def resolve_commits(
     repo: pygit2.Repository, revisions: str | None, *, all_history: bool
 ) -> list[pygit2.Commit]:
-    """Commits to check, oldest first: ``A..B``, ``REV`` (its whole history), or the default.
+    """Commits to check, oldest first: ``A..B``, ``A...B``, ``REV`` (its whole history),
+    or the default.
 
     The default is the current branch against its upstream, as a pull request
     would show it.
     """
     if all_history:
-        return _walk(repo, _resolve(repo, "HEAD"), [])
+        if revisions is not None:
+            raise UsageError(
+                "--all checks all history; it takes no range",
+                code="usage",
+                hint="drop the range, or drop --all",
+            )
+        return _walk(repo, [_resolve(repo, "HEAD")], [])
     if revisions is None:
         upstream = _upstream(repo)
         if upstream is None:
@@ -68,12 +75,18 @@ def resolve_commits(
                 code="usage",
                 hint="pass a range such as origin/main..HEAD, or --all for all history",
             )
-        return _walk(repo, _resolve(repo, "HEAD"), [upstream])
+        return _walk(repo, [_resolve(repo, "HEAD")], [upstream])
+    if "..." in revisions:
+        # As git reads A...B: what either side has that their merge base lacks.
+        left, _, right = revisions.partition("...")
+        a, b = _resolve(repo, left or "HEAD"), _resolve(repo, right or "HEAD")
+        base = repo.merge_base(a, b)
+        return _walk(repo, [a, b], [base] if base is not None else [])
     if ".." in revisions:
         start, _, end = revisions.partition("..")
         hide = [_resolve(repo, start or "HEAD")]
-        return _walk(repo, _resolve(repo, end or "HEAD"), hide)
-    return _walk(repo, _resolve(repo, revisions), [])
+        return _walk(repo, [_resolve(repo, end or "HEAD")], hide)
+    return _walk(repo, [_resolve(repo, revisions)], [])
 
 
 def commits_by_id(repo: pygit2.Repository, ids: Iterable[str]) -> list[pygit2.Commit]:
@@ -108,8 +121,12 @@ def _upstream(repo: pygit2.Repository) -> pygit2.Oid | None:
     return upstream.target if upstream is not None else None  # type: ignore[return-value]
 
 
-def _walk(repo: pygit2.Repository, tip: pygit2.Oid, hide: list[pygit2.Oid]) -> list[pygit2.Commit]:
-    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+def _walk(
+    repo: pygit2.Repository, tips: list[pygit2.Oid], hide: list[pygit2.Oid]
+) -> list[pygit2.Commit]:
+    walker = repo.walk(tips[0], pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    for oid in tips[1:]:
+        walker.push(oid)
     for oid in hide:
         walker.hide(oid)
     return list(walker)

@@ -222,6 +222,7 @@ def placeholder_values(path: Path) -> dict[str, str]:
         if ref.startswith("refs/memgit/runs/"):
             run_commit = git.references[ref].peel(pygit2.Commit)
             for entry_path, blob in _run_records(git, run_commit.tree):
+                values.setdefault("run:first", entry_path)
                 record = parse_run_record(git[blob].data, path=entry_path)
                 for decision in record.decisions:
                     name = "pg17" if decision["action"] == "SUPERSEDE" else None
