@@ -93,6 +93,10 @@ def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterato
             )
 
 
+def _any_target(memory_id: str) -> str:
+    return "active"
+
+
 def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterator[Problem]:
     units: dict[str, EvidenceUnit] = {}
     for i, item in enumerate(record.inputs):
@@ -109,11 +113,12 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
     settings = view.settings
     if settings is None:
         return
-    # Targets as the Gate saw them: the memories of the parent commit.
-    before = Catalog(view.repo, view.parent)
+    # Targets as the Gate saw them: the memories of the parent commit. A record
+    # this commit does not add (pre-commit --all-files) was checked when it was.
+    target_state = Catalog(view.repo, view.parent).state if view.differs(path) else _any_target
     try:
         check_gate_output(
-            record.gate_output, units=units, settings=settings, target_state=before.state
+            record.gate_output, units=units, settings=settings, target_state=target_state
         )
     except GateOutputError as err:
         for problem in err.problems:
@@ -129,7 +134,7 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
 def iter_capture_problems(view: CommitView) -> Iterator[Problem]:
     """Captured turns are immutable: memory sources pin them by blob id."""
     for path in view.changed_under(f"{INBOX_DIR}/", ".yaml"):
-        if view.read_parent(path) is not None:
+        if view.rewritten(path):
             yield Problem(
                 code="capture-rewritten",
                 message="an already captured turn was changed",
@@ -142,7 +147,7 @@ def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
     yield from iter_capture_problems(view)
     explained: set[str] = set()
     for path in view.changed_under(f"{RUNS_DIR}/", ".json"):
-        if view.read_parent(path) is not None:
+        if view.rewritten(path):
             yield Problem(
                 code="run-record-rewritten",
                 message="an existing run record was changed",
@@ -163,7 +168,7 @@ def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
         except MemgitError:
             continue
         yield from iter_source_problems(view, path, memory)
-        if memory.origin == "memgit" and memory.id not in explained:
+        if memory.origin == "memgit" and memory.id not in explained and view.differs(path):
             yield Problem(
                 code="unexplained-memory",
                 message="written by memgit (origin: memgit) but no run record in this commit "

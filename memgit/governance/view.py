@@ -37,6 +37,16 @@ class CommitView:
         blob = blob_at(self.parent, path)
         return self.repo[blob].data if blob is not None else None
 
+    def rewritten(self, path: str) -> bool:
+        """The parent had this file with other content (``changed`` may also hold files
+        selected for checking, as ``pre-commit run --all-files`` selects every file)."""
+        before = blob_at(self.parent, path)
+        return before is not None and before != blob_at(self.tree, path)
+
+    def differs(self, path: str) -> bool:
+        """This commit adds or changes the file."""
+        return blob_at(self.parent, path) != blob_at(self.tree, path)
+
     def object_data(self, oid_hex: str) -> bytes | None:
         """A blob by id, from anywhere in the object database (captures past cleanup)."""
         try:
