@@ -32,7 +32,7 @@ from memgit.evidence import EvidenceUnit
 from memgit.gate.backends import Backend
 from memgit.gate.contract import GateOutput, GateOutputError, check_gate_output
 from memgit.gate.prompt import GateRequest
-from memgit.governance.checks import check_tree
+from memgit.governance.checks import GOVERNANCE
 from memgit.jsonio import render_json
 from memgit.pending import DEFAULT_MAX_DEFERRALS, PendingCapture, processing_state
 from memgit.related import related_memories
@@ -267,7 +267,7 @@ def _run_batch(
         )
         return Change(files=files, message=message, refs=refs)
 
-    result = commit_change(git, plan, check=check_tree, author_fallback=settings.author)
+    result = commit_change(git, plan, guard=GOVERNANCE, author_fallback=settings.author)
     if result.commit is None:
         return None
     return RunOutcome(

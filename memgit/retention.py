@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import pygit2
 
 from memgit.constants import TRAILER_EXPIRED
-from memgit.governance.checks import check_tree
+from memgit.governance.checks import GOVERNANCE
 from memgit.layout import parse_capture_path
 from memgit.pending import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.settings import Settings, gate_setting
@@ -44,7 +44,7 @@ def expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None
         )
         return Change(files=dict.fromkeys(expired), message=message)
 
-    result = commit_change(git, plan, check=check_tree, author_fallback=settings.author)
+    result = commit_change(git, plan, guard=GOVERNANCE, author_fallback=settings.author)
     return result.commit, tuple(expired) if result.commit else ()
 
 

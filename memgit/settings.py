@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,14 @@ def gate_setting(settings: Settings, key: str, default: int) -> int:
     """A whole-number ``gate:`` setting, or ``default`` when unset or not a number."""
     value = settings.gate.get(key, default)
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def config_seconds(config: Mapping[str, Any], key: str, default: float) -> float:
+    """A number from memgit.yaml, where decimals arrive as text (``timeout: 0.5``)."""
+    value = config.get(key, default)
+    if isinstance(value, bool):
+        return default
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default

@@ -107,7 +107,6 @@ def openai_gate(base_url: str, **extra: Any) -> dict[str, Any]:
         "base_url": base_url,
         "model": "test-model",
         "timeout": 2,
-        # 0, not 0.01: decimals are ignored (see the xfail test on decimal seconds)
         "backoff": 0,
         "max_retries": 2,
         "api_key_env": KEY_ENV,
@@ -403,12 +402,6 @@ def test_a_backend_failure_exits_5_and_changes_nothing(
     assert KEY_VALUE.encode() not in all_git_bytes(repo)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: memgit.yaml keeps decimals as text ('0.3'), which the config schema allows "
-    "(the seconds type), but the openai backend only reads int/float: gate.timeout 0.3 "
-    "silently becomes 60 s",
-)
 def test_a_decimal_timeout_is_honoured(repo: Path, server: ScriptedServer) -> None:
     """gate.timeout: 0.3 gives up on a reply that takes 1.5 s (backend-timeout)."""
     configure(repo, gate={"timeout": 0.3})
@@ -420,11 +413,6 @@ def test_a_decimal_timeout_is_honoured(repo: Path, server: ScriptedServer) -> No
     assert snapshot(repo) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: gate.backoff 0.01 is kept as text by memgit.yaml's parser and ignored by the "
-    "openai backend, which backs off 0.5 s, 1 s, ... instead",
-)
 def test_a_decimal_backoff_is_honoured(repo: Path, server: ScriptedServer) -> None:
     """gate.backoff: 0.01 with two retries: three 500s are over well within half a second."""
     configure(repo, gate={"backoff": 0.01})
@@ -628,12 +616,6 @@ SECRET_FIELDS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: only title and body of a candidate are redacted; a secret in tags, scope or "
-    "candidate_id is refused by the secrets hook (exit 3), but only after build_tree wrote the "
-    "memory blob, run record and trees holding it: unreachable objects in .git/objects",
-)
 @pytest.mark.parametrize("field", sorted(SECRET_FIELDS))
 def test_a_secret_in_any_candidate_field_never_reaches_an_object(
     injected: Path, server: ScriptedServer, field: str
@@ -656,12 +638,6 @@ def test_a_secret_in_any_candidate_field_never_reaches_an_object(
     assert_confined(injected, control, start)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the schema allows a scope segment longer than the file system allows (and than "
-    "layout's 128-character limit); the run commit lands, then writing the work tree fails "
-    "with OSError (exit 70) and every later memgit write fails the same way",
-)
 def test_a_scope_too_long_for_the_file_system_is_refused_before_any_commit(
     injected: Path, server: ScriptedServer
 ) -> None:
@@ -767,11 +743,6 @@ def test_command_backend_failures_exit_5(
     assert_untouched(repo_path, before, pending)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: memgit.yaml keeps decimals as text ('0.5'), which the config schema allows, "
-    "but the command backend only reads int/float: gate.timeout 0.5 silently becomes 120 s",
-)
 def test_command_backend_honours_a_decimal_timeout(
     repo_path: Path, program: Callable[..., Path]
 ) -> None:

@@ -54,7 +54,7 @@ def test_unsafe_paths_are_refused(plain_repo: pygit2.Repository, bad: str) -> No
 
 def test_commit_updates_branch_index_and_worktree(plain_repo: pygit2.Repository) -> None:
     path = Path(plain_repo.workdir)
-    result = commit_change(plain_repo, write({"notes/a.txt": b"A\n"}), check=None)
+    result = commit_change(plain_repo, write({"notes/a.txt": b"A\n"}), guard=None)
     assert result.commit == git(path, "rev-parse", "HEAD").strip()
     assert (path / "notes/a.txt").read_bytes() == b"A\n"
     assert git(path, "status", "--porcelain") == ""
@@ -66,15 +66,15 @@ def test_commit_updates_branch_index_and_worktree(plain_repo: pygit2.Repository)
 
 def test_deleting_a_file_removes_it_and_its_empty_folders(plain_repo: pygit2.Repository) -> None:
     path = Path(plain_repo.workdir)
-    commit_change(plain_repo, write({"deep/er/a.txt": b"A"}), check=None)
-    commit_change(plain_repo, write({"deep/er/a.txt": None}), check=None)
+    commit_change(plain_repo, write({"deep/er/a.txt": b"A"}), guard=None)
+    commit_change(plain_repo, write({"deep/er/a.txt": None}), guard=None)
     assert not (path / "deep").exists()
     assert git(path, "status", "--porcelain") == ""
 
 
 def test_no_op_change_makes_no_commit(plain_repo: pygit2.Repository) -> None:
     head = str(plain_repo.head.target)
-    result = commit_change(plain_repo, write({"README": b"hello\n"}), check=None)
+    result = commit_change(plain_repo, write({"README": b"hello\n"}), guard=None)
     assert result.commit is None
     assert str(plain_repo.head.target) == head
 
@@ -92,7 +92,7 @@ def test_lost_race_is_reapplied_on_the_new_tip(plain_repo: pygit2.Repository) ->
             git(path, "commit", "-q", "-m", "their commit")
         return Change(files={"ours.txt": b"ours\n"}, message="ours\n")
 
-    result = commit_change(plain_repo, plan, check=None)
+    result = commit_change(plain_repo, plan, guard=None)
     assert result.attempts == 2
     assert calls[1] == git(path, "rev-parse", "HEAD~1").strip()
     names = git(path, "ls-tree", "--name-only", "HEAD").split()
@@ -117,7 +117,7 @@ def test_local_edits_are_never_clobbered(plain_repo: pygit2.Repository, prepare,
     prepare(path)
     before = snapshot(path)
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"new.txt": b"memgit", "README": b"memgit"}), check=None)
+        commit_change(plain_repo, write({"new.txt": b"memgit", "README": b"memgit"}), guard=None)
     assert caught.value.code == "local-edits"
     assert what in caught.value.message
     assert snapshot(path) == before
@@ -130,7 +130,7 @@ def test_symlinked_folder_is_refused(plain_repo: pygit2.Repository, tmp_path: Pa
     (path / "inbox").symlink_to(outside)
     before = snapshot(path)
     with pytest.raises(InvalidInputError) as caught:
-        commit_change(plain_repo, write({"inbox/a/b.yaml": b"x"}), check=None)
+        commit_change(plain_repo, write({"inbox/a/b.yaml": b"x"}), guard=None)
     assert caught.value.code == "unsafe-path"
     assert list(outside.iterdir()) == []
     assert snapshot(path) == before
@@ -138,7 +138,7 @@ def test_symlinked_folder_is_refused(plain_repo: pygit2.Repository, tmp_path: Pa
 
 def test_file_where_a_folder_is_needed_is_a_conflict(plain_repo: pygit2.Repository) -> None:
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"README/x": b"x"}), check=None)
+        commit_change(plain_repo, write({"README/x": b"x"}), guard=None)
     assert caught.value.code == "path-conflict"
 
 
@@ -147,19 +147,19 @@ def test_detached_and_unborn_heads_are_refused(plain_repo: pygit2.Repository) ->
     git(path, "checkout", "-q", "--detach")
     before = snapshot(path)
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"a": b"a"}), check=None)
+        commit_change(plain_repo, write({"a": b"a"}), guard=None)
     assert caught.value.code == "detached-head"
     assert snapshot(path) == before
     git(path, "checkout", "-q", "--orphan", "fresh")
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"a": b"a"}), check=None)
+        commit_change(plain_repo, write({"a": b"a"}), guard=None)
     assert caught.value.code == "unborn-branch"
 
 
 def test_extra_refs_point_at_the_new_commit(plain_repo: pygit2.Repository) -> None:
     path = Path(plain_repo.workdir)
     change = Change(files={"a": b"a"}, message="run\n", refs={"refs/memgit/runs/r1": "HEAD"})
-    result = commit_change(plain_repo, lambda tip: change, check=None)
+    result = commit_change(plain_repo, lambda tip: change, guard=None)
     assert git(path, "rev-parse", "refs/memgit/runs/r1").strip() == result.commit
 
 
@@ -183,7 +183,7 @@ def test_busy_lock_names_the_live_holder(plain_repo: pygit2.Repository) -> None:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         before = snapshot(Path(plain_repo.workdir))
         with pytest.raises(ConflictError) as caught:
-            commit_change(plain_repo, write({"a": b"a"}), lock_timeout=0.3, check=None)
+            commit_change(plain_repo, write({"a": b"a"}), lock_timeout=0.3, guard=None)
         assert caught.value.code == "lock-busy"
         assert f"memgit process {holder.pid}" in caught.value.message
         assert "(running)" in caught.value.message
@@ -192,7 +192,7 @@ def test_busy_lock_names_the_live_holder(plain_repo: pygit2.Repository) -> None:
         holder.kill()
         holder.wait()
     # The kernel released the lock with the process: the next writer goes ahead.
-    assert commit_change(plain_repo, write({"a": b"a"}), lock_timeout=2, check=None).commit
+    assert commit_change(plain_repo, write({"a": b"a"}), lock_timeout=2, guard=None).commit
 
 
 def test_writer_killed_after_moving_the_branch_is_finished_by_the_next(
@@ -221,7 +221,7 @@ def test_writer_killed_after_moving_the_branch_is_finished_by_the_next(
     (Path(plain_repo.path) / "index.lock").write_bytes(b"")
     assert git(path, "status", "--porcelain", check=False) != ""
 
-    commit_change(plain_repo, write({"next.txt": b"next\n"}), check=None)
+    commit_change(plain_repo, write({"next.txt": b"next\n"}), guard=None)
     assert (path / "orphan.txt").read_bytes() == b"orphan\n"
     assert not (Path(plain_repo.path) / "index.lock").exists()
     assert git(path, "status", "--porcelain") == ""
@@ -238,7 +238,7 @@ def test_foreign_index_lock_is_reported_not_removed(plain_repo: pygit2.Repositor
     try:
         engine.REF_LOCK_WAIT = 0.2
         with pytest.raises(ConflictError) as caught:
-            commit_change(plain_repo, write({"a": b"a"}), check=None)
+            commit_change(plain_repo, write({"a": b"a"}), guard=None)
     finally:
         engine.REF_LOCK_WAIT = old_wait
     assert caught.value.code == "git-lock"

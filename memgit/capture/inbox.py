@@ -16,7 +16,7 @@ import pygit2
 from memgit.capture.turn import Turn, redact_turn, render_capture, turn_from_data
 from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
-from memgit.governance.checks import check_tree
+from memgit.governance.checks import GOVERNANCE
 from memgit.store.engine import Change, commit_change
 from memgit.store.tree import blob_at
 from memgit.trailers import render_message
@@ -80,7 +80,7 @@ def capture_turns(
         return Change(files=files, message=_message(new_turns))
 
     result = commit_change(
-        repo, plan, check=check_tree, author_fallback=author_fallback, lock_timeout=lock_timeout
+        repo, plan, guard=GOVERNANCE, author_fallback=author_fallback, lock_timeout=lock_timeout
     )
     captured = tuple(
         CapturedTurn(

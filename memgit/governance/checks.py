@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import pygit2
 
 from memgit.errors import InvalidInputError, Problem
 from memgit.governance.evidence import iter_evidence_problems
 from memgit.governance.schemas import iter_schema_problems
-from memgit.governance.secrets import iter_secret_problems
+from memgit.governance.secrets import iter_secret_problems, iter_text_secrets
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import CommitView, view_of_tree
 
@@ -31,8 +31,28 @@ def iter_all_problems(view: CommitView) -> Iterator[tuple[str, Problem]]:
             yield hook_id, problem
 
 
+class GovernanceGuard:
+    """The commit engine's guard: refuse what any published hook would refuse."""
+
+    def screen(self, files: Mapping[str, bytes | None]) -> None:
+        """Secrets are refused before a blob or tree holding them exists."""
+        problems = []
+        for path, data in files.items():
+            problems.extend(iter_text_secrets(path, path.encode("utf-8")))
+            if data is not None:
+                problems.extend(iter_text_secrets(path, data))
+        if problems:
+            raise InvalidInputError.from_problems(problems)
+
+    def check(self, repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
+        check_tree(repo, tree, base)
+
+
 def check_tree(repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
-    """The commit engine's gate: refuse a tree that any published hook would refuse."""
+    """Refuse a tree about to be committed on ``base`` that any published hook would refuse."""
     problems = [problem for _, problem in iter_all_problems(view_of_tree(repo, tree, base))]
     if problems:
         raise InvalidInputError.from_problems(problems)
+
+
+GOVERNANCE = GovernanceGuard()

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pygit2
 
@@ -50,23 +51,32 @@ class CommitResult:
 
 
 Planner = Callable[[pygit2.Commit | None], Change | None]
-# Validates the tree about to be committed on a base commit; raises to refuse it.
-TreeCheck = Callable[[pygit2.Repository, pygit2.Tree, pygit2.Commit | None], None]
+
+
+class Guard(Protocol):
+    """What must hold before memgit commits; each method raises to refuse."""
+
+    def screen(self, files: Mapping[str, bytes | None]) -> None:
+        """Look at the new contents before any object exists (secrets never reach one)."""
+
+    def check(self, repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
+        """Look at the tree about to be committed on ``base``."""
 
 
 def commit_change(
     repo: pygit2.Repository,
     plan: Planner,
     *,
-    check: TreeCheck | None,
+    guard: Guard | None,
     allow_unborn: bool = False,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
 ) -> CommitResult:
     """Apply ``plan`` to the branch tip as one commit; see the module docstring.
 
-    ``check`` validates the prepared tree before anything is published; memgit's
-    flows pass the governance checks (the same ones the pre-commit hooks run).
+    ``guard`` screens the new contents before any object is written and checks
+    the prepared tree before anything is published; memgit's flows pass the
+    governance checks (the same ones the pre-commit hooks run).
     """
     git_dir = Path(repo.path)
     with WriterLock(git_dir, timeout=lock_timeout) as lock:
@@ -80,13 +90,15 @@ def commit_change(
             if change is None or not change.files:
                 return _no_op(tip, branch, attempt)
             base_tree = tip.tree if tip is not None else None
+            if guard is not None:
+                guard.screen(change.files)
             tree_id = build_tree(repo, base_tree, change.files)
             if tip is not None and tree_id == tip.tree_id:
                 return _no_op(tip, branch, attempt)
             tree = repo[tree_id]
             assert isinstance(tree, pygit2.Tree)
-            if check is not None:
-                check(repo, tree, tip)
+            if guard is not None:
+                guard.check(repo, tree, tip)
             wait_for_git_lock(git_dir / "index.lock")
             index = repo.index
             index.read(False)
@@ -106,7 +118,19 @@ def commit_change(
             )
             if not _move_branch(repo, ref, branch, new, change.message):
                 continue
-            _write_extra_refs(repo, change.refs, new, change.message)
+            try:
+                _write_extra_refs(repo, change.refs, new, change.message)
+            except (OSError, pygit2.GitError) as err:
+                # The commit is published: keep the work tree in line with it, and
+                # leave the journal so the next writer creates the missing refs.
+                apply_to_worktree(repo, index, tree, change.files)
+                raise ConflictError(
+                    f"committed {str(new)[:12]}, but a ref could not be written: {err}",
+                    code="git-lock",
+                    path=branch,
+                    hint="another git process may hold the ref's lock; the next memgit "
+                    "write creates the missing ref",
+                ) from err
             apply_to_worktree(repo, index, tree, change.files)
             lock.write({})
             return CommitResult(

@@ -34,8 +34,10 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
     git_dir = Path(repo.path)
     started = float(journal.get("at", 0))
     branch = str(journal.get("branch", ""))
-    for lock_file in (git_dir / f"{branch}.lock", git_dir / "index.lock"):
-        _remove_if_from(lock_file, started, journal.get("pid"))
+    refs = dict(journal.get("refs", {}))
+    for name in (branch, *refs):
+        _remove_if_from(git_dir / f"{name}.lock", started, journal.get("pid"))
+    _remove_if_from(git_dir / "index.lock", started, journal.get("pid"))
     new = journal.get("new")
     ref = repo.references.get(branch) if branch else None
     if ref is None or new is None or str(ref.target) != new:
@@ -43,10 +45,11 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
     commit = repo[pygit2.Oid(hex=new)]
     assert isinstance(commit, pygit2.Commit)
     old_tree = commit.parents[0].tree if commit.parents else None
-    for name, target in dict(journal.get("refs", {})).items():
-        if name not in repo.references:
-            oid = commit.id if target == "HEAD" else pygit2.Oid(hex=target)
-            repo.create_reference_direct(name, oid, False, message="memgit: recover")
+    for name, target in refs.items():
+        oid = commit.id if target == "HEAD" else pygit2.Oid(hex=target)
+        existing = repo.references.get(name)
+        if existing is None or existing.target != oid:
+            repo.create_reference_direct(name, oid, True, message="memgit: recover")
     index = repo.index
     index.read(False)
     pending = {}

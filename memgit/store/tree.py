@@ -15,13 +15,16 @@ import pygit2
 from memgit.errors import ConflictError, InvalidInputError
 
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\\]")
+# The longest file name most file systems accept.
+MAX_NAME_BYTES = 255
 
 
 def check_repo_path(path: str) -> list[str]:
     """Split a repository-relative path, refusing anything libgit2 would mangle."""
     parts = path.split("/")
     for part in parts:
-        if part in ("", ".", "..") or part.lower() == ".git" or _UNSAFE.search(part):
+        too_long = len(part.encode("utf-8")) > MAX_NAME_BYTES
+        if part in ("", ".", "..") or part.lower() == ".git" or _UNSAFE.search(part) or too_long:
             raise InvalidInputError(
                 f"refusing to write unsafe repository path {path!r}",
                 code="unsafe-path",

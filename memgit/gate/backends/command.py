@@ -13,6 +13,7 @@ from typing import Any
 
 from memgit.errors import BackendError, InvalidInputError
 from memgit.gate.prompt import GateRequest
+from memgit.settings import config_seconds
 
 DEFAULT_TIMEOUT = 120.0
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
@@ -38,11 +39,10 @@ class CommandBackend:
                 field="gate.command",
                 hint="e.g. command: [llm, -m, gpt-4o-mini]",
             )
-        timeout = config.get("timeout", DEFAULT_TIMEOUT)
         model = config.get("model")
         return cls(
             argv=tuple(argv),
-            timeout=float(timeout) if isinstance(timeout, int | float) else DEFAULT_TIMEOUT,
+            timeout=config_seconds(config, "timeout", DEFAULT_TIMEOUT),
             model=model if isinstance(model, str) else argv[0],
         )
 

@@ -19,6 +19,7 @@ import httpx
 
 from memgit.errors import BackendError, InvalidInputError
 from memgit.gate.prompt import GateRequest
+from memgit.settings import config_seconds
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
@@ -63,10 +64,10 @@ class OpenAIBackend:
             base_url=base_url.rstrip("/"),
             model=model,
             api_key_env=_optional_str(config, "api_key_env"),
-            timeout=_number(config, "timeout", DEFAULT_TIMEOUT),
-            max_retries=int(_number(config, "max_retries", DEFAULT_RETRIES)),
+            timeout=config_seconds(config, "timeout", DEFAULT_TIMEOUT),
+            max_retries=int(config_seconds(config, "max_retries", DEFAULT_RETRIES)),
             json_mode=config.get("json_mode", True) is not False,
-            backoff=_number(config, "backoff", 0.5),
+            backoff=config_seconds(config, "backoff", 0.5),
         )
 
     def _headers(self) -> dict[str, str]:
@@ -197,10 +198,3 @@ def _error_detail(data: bytes) -> str:
 def _optional_str(config: Mapping[str, Any], key: str) -> str | None:
     value = config.get(key)
     return value if isinstance(value, str) and value else None
-
-
-def _number(config: Mapping[str, Any], key: str, default: float) -> float:
-    value = config.get(key, default)
-    return (
-        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
-    )
