@@ -22,6 +22,12 @@ if TYPE_CHECKING:
     from memgit.gate.prompt import GateRequest
     from memgit.process import ProcessResult
 
+if TYPE_CHECKING:
+    from memgit.index.lexical import IndexStatus, LexicalIndex
+    from memgit.index.refresh import Progress
+    from memgit.map import RepoMap
+    from memgit.pack import EvidencePack
+
 TurnInput = Turn | Mapping[str, Any] | str | bytes
 
 
@@ -142,6 +148,67 @@ class MemoryRepo:
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
         return capture_turns(self.git, parsed, origins=names, author_fallback=self.settings.author)
+
+    # -- recall (memgit/recall.py, memgit/map.py, memgit/index/) --------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        scope: str | None = None,
+        type: str | None = None,
+        exclude_thread: str | None = None,
+        from_turn: int | None = None,
+        evidence: bool = False,
+        as_of: str | None = None,
+        include_retired: bool = False,
+        progress: Progress | None = None,
+    ) -> EvidencePack:
+        """Ranked memories and captured turns for ``query``, misses explained (docs/recall.md)."""
+        from memgit.recall import RecallOptions, recall
+
+        options = RecallOptions(
+            k=k,
+            scope=scope,
+            type=type,
+            exclude_thread=exclude_thread,
+            from_turn=from_turn,
+            evidence=evidence,
+            include_retired=include_retired,
+        )
+        return recall(self._recall_index(), query, options, as_of=as_of, progress=progress)
+
+    def map(
+        self, *, recent: int = 10, terms: int = 20, progress: Progress | None = None
+    ) -> RepoMap:
+        """A bounded overview: scopes, types, the latest memories, distinctive terms."""
+        from memgit.map import build_map
+
+        return build_map(self._recall_index(), recent=recent, terms=terms, progress=progress)
+
+    def index_status(self) -> IndexStatus:
+        """The recall index's state; changes nothing."""
+        return self._recall_index().status()
+
+    def rebuild_index(self, progress: Progress | None = None) -> IndexStatus:
+        """Rebuild the recall index from HEAD and the retired refs.
+
+        ``progress(phase, done, total)`` is called now and then during the build.
+        """
+        index = self._recall_index()
+        index.rebuild(progress)
+        return index.status()
+
+    def _recall_index(self) -> LexicalIndex:
+        """One index handle per MemoryRepo, so queries after the first are warm."""
+        index: LexicalIndex | None = getattr(self, "_lexical_index", None)
+        if index is None:
+            from memgit.index.lexical import LexicalIndex
+
+            index = LexicalIndex(self.git)
+            self._lexical_index = index
+        return index
 
 
 def _as_json(item: TurnInput) -> dict[str, Any] | str | bytes:

@@ -21,6 +21,9 @@ COMMANDS = {
     "process": "memgit.cli.process:process",
     "verify": "memgit.cli.verify:verify",
     "demo": "memgit.cli.demo:demo",
+    "recall": "memgit.cli.recall:recall",
+    "map": "memgit.cli.map:map_command",
+    "index": "memgit.cli.index:index",
 }
 
 

@@ -1,0 +1,204 @@
+"""``memgit recall``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from memgit.cli.output import emit_json, plural
+
+if TYPE_CHECKING:
+    from memgit.pack import EvidencePack, MemoryHit, TurnHit
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many of each to show.")
+@click.option("--scope", help="Only memories in this scope or below it (e.g. project).")
+@click.option("--type", "type_", metavar="TYPE", help="Only memories of this type (e.g. fact).")
+@click.option(
+    "--exclude-thread",
+    metavar="THREAD",
+    help="Leave out captured turns of this thread (or session), and memories whose "
+    "only sources are such turns.",
+)
+@click.option(
+    "--from-turn",
+    type=int,
+    metavar="N",
+    help="With --exclude-thread: leave out only turns N and later of that thread.",
+)
+@click.option(
+    "--evidence", is_flag=True, help="Show the captured turns behind each memory's sources."
+)
+@click.option(
+    "--as-of",
+    metavar="REV|DATE",
+    help="Recall as the repository was at a commit (anything git rev-parse takes) or at "
+    "an ISO 8601 date (the last commit on this branch at or before it).",
+)
+@click.option("--include-retired", is_flag=True, help="Rank superseded and retracted memories too.")
+@click.option("--json", "as_json", is_flag=True, help="Print the evidence pack as JSON.")
+@click.pass_obj
+def recall(
+    directory: Path,
+    query: tuple[str, ...],
+    k: int,
+    scope: str | None,
+    type_: str | None,
+    exclude_thread: str | None,
+    from_turn: int | None,
+    evidence: bool,
+    as_of: str | None,
+    include_retired: bool,
+    as_json: bool,
+) -> None:
+    """Find memories and captured turns about QUERY: an evidence pack.
+
+    \b
+    Memories are ranked by BM25 over title, tags and body (English is stemmed,
+    Chinese and Japanese are split into character pairs); captured turns are
+    ranked separately, as raw evidence. Each memory comes with the path and
+    commit it was last changed in, and its sources.
+
+    A miss explains itself: the trace names query words found nowhere,
+    matches hidden by --scope/--type, and retired memories that matched,
+    with the memory that superseded each. An empty answer means "retry with
+    other words", never "there is nothing".
+
+    The index lives in .git/memgit/index.sqlite and follows HEAD and your
+    uncommitted edits by itself; see `memgit index --help`.
+    """
+    from memgit.cli.progress import progress_bar
+    from memgit.repo import MemoryRepo
+
+    repo = MemoryRepo.open(directory)
+    with progress_bar() as progress:
+        pack = repo.recall(
+            " ".join(query),
+            k=k,
+            scope=scope,
+            type=type_,
+            exclude_thread=exclude_thread,
+            from_turn=from_turn,
+            evidence=evidence,
+            as_of=as_of,
+            include_retired=include_retired,
+            progress=progress,
+        )
+    if as_json:
+        emit_json(pack.to_dict())
+    else:
+        render_pack(pack)
+
+
+def render_pack(pack: EvidencePack) -> None:
+    when = f" as of {pack.as_of[:12]}" if pack.as_of else ""
+    click.secho(f"Memories{when}", bold=True)
+    if not pack.memories:
+        click.echo("  (none)")
+    for number, hit in enumerate(pack.memories, 1):
+        _memory(number, hit, show_turns=pack.filters.get("evidence", False))
+    click.echo()
+    click.secho("Captured turns (raw evidence)", bold=True)
+    if not pack.turns:
+        click.echo("  (none)")
+    for number, turn in enumerate(pack.turns, 1):
+        _turn(number, turn)
+    _trace(pack)
+
+
+def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
+    status = "" if hit.status == "active" else f" [{hit.status}]"
+    click.echo(
+        f"{number:>3}. {click.style(hit.title, bold=True)}{status}  "
+        f"({hit.type}, {hit.scope}, score {hit.score:.2f})"
+    )
+    if hit.snippet:
+        click.echo(f"     {hit.snippet}")
+    where = "uncommitted" if hit.uncommitted else (hit.commit[:12] if hit.commit else "?")
+    click.echo(f"     {hit.id}  {hit.path} @ {where}")
+    if hit.matched_terms:
+        click.echo(f"     matched: {', '.join(hit.matched_terms)}")
+    if hit.status != "active":
+        successor = hit.superseded_by
+        text = f"superseded by {successor.id} ({successor.title})" if successor else "retracted"
+        click.echo(f"     {text}")
+    for source in hit.sources:
+        click.echo(f'     source: {source.capture}: "{_short(source.quote, 100)}"')
+        if show_turns and source.turn is not None:
+            for message in source.turn["messages"]:
+                click.echo(f"       {message['role']}: {_short(message['content'], 160)}")
+        if source.error:
+            click.echo(f"       ({source.error})")
+
+
+def _turn(number: int, turn: TurnHit) -> None:
+    who = turn.role + (f" {turn.name}" if turn.name else "")
+    click.echo(
+        f"{number:>3}. {turn.source}/{turn.session}#{turn.seq} {who}, {turn.timestamp}"
+        f"{', thread ' + turn.thread if turn.thread else ''} (score {turn.score:.2f})"
+    )
+    if turn.snippet:
+        click.echo(f"     {turn.snippet}")
+    click.echo(f"     {turn.capture} message {turn.message}")
+    if turn.matched_terms:
+        click.echo(f"     matched: {', '.join(turn.matched_terms)}")
+    if turn.context_terms:
+        click.echo(f"     matched in the messages around it: {', '.join(turn.context_terms)}")
+
+
+def _trace(pack: EvidencePack) -> None:
+    trace = pack.trace
+    lines = []
+    if trace.unknown_terms:
+        lines.append(f"found nowhere in the repository: {', '.join(trace.unknown_terms)}")
+    if trace.stop_words:
+        lines.append(f"ignored common words: {', '.join(trace.stop_words)}")
+    if trace.dropped_terms:
+        lines.append(
+            f"only the first {len(trace.terms)} terms were used; {trace.dropped_terms} more ignored"
+        )
+    if trace.hidden_total:
+        ids = ", ".join(f"{m.id} ({'/'.join(m.hidden_by)})" for m in trace.hidden)
+        count = trace.hidden_total
+        matches = "1 match" if count == 1 else f"{count} matches"
+        lines.append(f"{matches} hidden by --scope/--type: {ids}")
+    for match in trace.retired:
+        if match.superseded_by is not None:
+            successor = match.superseded_by
+            state = "" if successor.active else ", itself retired"
+            lines.append(
+                f"retired memory {match.id} ({match.title}) matched; superseded by "
+                f"{successor.id} ({successor.title}{state})"
+            )
+        else:
+            lines.append(f"retired memory {match.id} ({match.title}) matched; it was retracted")
+    if trace.excluded_memories:
+        lines.append(f"left out by --exclude-thread: {', '.join(trace.excluded_memories)}")
+    if trace.excluded_turns:
+        lines.append(f"left out by --exclude-thread: {plural(trace.excluded_turns, 'turn')}")
+    for problem in trace.problems:
+        lines.append(f"skipped {problem.path}: [{problem.code}] {problem.message}")
+    if trace.problems_total > len(trace.problems):
+        lines.append(f"... and {trace.problems_total - len(trace.problems)} more skipped files")
+    if lines:
+        click.echo()
+        click.secho("Trace", bold=True)
+        for line in lines:
+            click.echo(f"  {line}")
+    if pack.miss:
+        click.echo()
+        click.secho(
+            "No memory matched. This is a miss, not an answer: retry with other words "
+            "(synonyms, the names used when it was said), widen --scope/--type, "
+            "or look at the captured turns above.",
+            fg="yellow",
+        )
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,362 @@
+"""Memory and capture files as the index sees them: the fields recall needs.
+
+Reading 100,000 files through the strict YAML loader and the JSON Schemas
+takes minutes (1.6 ms a memory file), so the index reads them through
+libyaml's event parser with the strict loader's rules applied event by event
+(no anchors, aliases or tags; only ``true``/``false``, ``null`` and plain
+integers typed; string keys, each once). Anything the fast path does not
+accept outright goes to the strict loader in :mod:`memgit.yamlio`, which then
+either reads it the same way or raises the precise error. The result is about
+40 us a file.
+
+The index is a reader, not a validator: a file is indexed when its front
+matter parses and holds the fields recall uses with the right types (id
+matching the file name, type, scope, title; optional tags, sources,
+supersedes). Full checks are the hooks' and ``memgit verify``'s job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
+
+from memgit.constants import MAX_JSON_DEPTH, MAX_YAML_BYTES
+from memgit.errors import InvalidInputError
+from memgit.yamlio import parse_yaml, split_front_matter
+
+_CLoader = getattr(yaml, "CBaseLoader", None)
+_OPENING_FENCE = re.compile(r"---\r?\n")
+_CLOSING_FENCE = re.compile(r"^---(?:\r?\n|\Z)", re.MULTILINE)
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_INT_START = frozenset("-0123456789")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Where libyaml is more lenient than PyYAML's pure loader (found by
+# tests/test_recall_properties.py): tabs, byte order marks inside the text, a
+# comment right after a block scalar indicator, "?" in flow collections.
+_LIBYAML_LENIENT = re.compile("[\t\ufeff]|[|>][-+0-9]*#|[{\\[].*\\?", re.DOTALL)
+_PLAIN = {"true": True, "false": False, "null": None, "~": None, "": None}
+
+
+class _Fallback(Exception):
+    """The fast path is not sure; the strict loader decides."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceRef:
+    capture: str
+    unit: str
+    quote: str
+    blob: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryDoc:
+    path: str
+    blob: str
+    id: str
+    type: str
+    scope: str
+    title: str
+    body: str
+    tags: tuple[str, ...] = ()
+    created: str | None = None
+    updated: str | None = None
+    sources: tuple[SourceRef, ...] = ()
+    supersedes: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageDoc:
+    role: str
+    content: str
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnDoc:
+    path: str
+    blob: str
+    source: str
+    session: str
+    seq: int
+    timestamp: str
+    thread: str | None
+    messages: tuple[MessageDoc, ...]
+
+
+def is_memory_path(path: str) -> bool:
+    return path.startswith("memories/") and path.endswith(".md")
+
+
+def is_capture_path(path: str) -> bool:
+    return path.startswith("inbox/") and path.endswith(".yaml")
+
+
+def read_memory(data: bytes, *, path: str, blob: str) -> MemoryDoc:
+    """The memory in a file's bytes; InvalidInputError names what is wrong."""
+    text = _decode(data, path)
+    front, body = _split(text, path)
+    where = {"path": path}
+    memory_id = _text(front, "id", where)
+    if path.rpartition("/")[2].removesuffix(".md") != memory_id:
+        raise InvalidInputError(
+            f"id {memory_id!r} does not match the file name",
+            code="id-mismatch",
+            path=path,
+            field="id",
+            hint="a memory file is named after its id: <id>.md",
+        )
+    tags = front.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise _field_error(path, "tags", "a list of strings")
+    return MemoryDoc(
+        path=path,
+        blob=blob,
+        id=memory_id,
+        type=_text(front, "type", where),
+        scope=_text(front, "scope", where),
+        title=_text(front, "title", where),
+        body=body,
+        tags=tuple(tags),
+        created=_optional_text(front, "created", where),
+        updated=_optional_text(front, "updated", where),
+        sources=tuple(_iter_sources(front.get("sources"), path)),
+        supersedes=tuple(_iter_supersedes(front.get("supersedes"), path)),
+    )
+
+
+def memory_body(data: bytes) -> str | None:
+    """The Markdown body of a memory file, without parsing its front matter."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    opening = _OPENING_FENCE.match(text)
+    closing = _CLOSING_FENCE.search(text, opening.end()) if opening else None
+    return text[closing.end() :] if closing else None
+
+
+def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
+    """The captured turn in a file's bytes; InvalidInputError names what is wrong."""
+    value = load_yaml(_decode(data, path), source=path)
+    if not isinstance(value, dict):
+        raise InvalidInputError("a capture file must be a mapping", code="schema", path=path)
+    where = {"path": path}
+    seq = value.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        raise _field_error(path, "seq", "a non-negative integer")
+    items = value.get("messages")
+    if not isinstance(items, list) or not items:
+        raise _field_error(path, "messages", "a non-empty list")
+    messages = []
+    for index, item in enumerate(items):
+        field = f"messages[{index}]"
+        if not isinstance(item, dict):
+            raise _field_error(path, field, "a mapping")
+        content = item.get("content")
+        role = item.get("role")
+        name = item.get("name")
+        if not isinstance(content, str) or not isinstance(role, str):
+            raise _field_error(path, field, "a mapping with role and content strings")
+        messages.append(
+            MessageDoc(role=role, content=content, name=name if isinstance(name, str) else None)
+        )
+    thread = value.get("thread")
+    return TurnDoc(
+        path=path,
+        blob=blob,
+        source=_text(value, "source", where),
+        session=_text(value, "session", where),
+        seq=seq,
+        timestamp=_text(value, "timestamp", where),
+        thread=thread if isinstance(thread, str) else None,
+        messages=tuple(messages),
+    )
+
+
+def load_yaml(text: str, *, source: str) -> Any:
+    """parse_yaml's result, by the fast path when it can be sure."""
+    fast = _CLoader is not None and len(text) * 4 <= MAX_YAML_BYTES
+    if fast and not _lenient_spot(text):
+        try:
+            return _fast_load(text)
+        except _Fallback:
+            pass
+    return parse_yaml(text, source=source)
+
+
+def _lenient_spot(text: str) -> bool:
+    """Whether ``text`` may hold something libyaml reads and PyYAML refuses."""
+    if "\t" in text or "\ufeff" in text:
+        return True
+    if "#" not in text and "?" not in text:
+        return False
+    return _LIBYAML_LENIENT.search(text) is not None
+
+
+def _split(text: str, path: str) -> tuple[dict[str, Any], str]:
+    opening = _OPENING_FENCE.match(text)
+    closing = _CLOSING_FENCE.search(text, opening.end()) if opening else None
+    if opening is None or closing is None:
+        return split_front_matter(text, source=path)  # raises the precise error
+    front = load_yaml(text[: closing.start()], source=path)
+    if not isinstance(front, dict):
+        return split_front_matter(text, source=path)
+    return front, text[closing.end() :]
+
+
+def _decode(data: bytes, path: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidInputError(
+            f"not valid UTF-8 at byte {err.start}", code="invalid-utf8", path=path
+        ) from err
+    if text.startswith("\ufeff"):
+        raise InvalidInputError(
+            "file starts with a byte order mark", code="invalid-utf8", path=path
+        )
+    return text
+
+
+def _fast_load(text: str) -> Any:
+    assert _CLoader is not None
+    if _SURROGATE.search(text):
+        raise _Fallback
+    loader = _CLoader(text)
+    # Escapes such as "\ud83d" make surrogates only once parsed: check scalars then.
+    reader = _Reader(loader.get_event, escapes="\\" in text)
+    try:
+        if type(reader.next()) is not StreamStartEvent:
+            raise _Fallback
+        if type(reader.next()) is not DocumentStartEvent:
+            raise _Fallback
+        value = reader.node(reader.next(), 0)
+        if type(reader.next()) is not DocumentEndEvent:
+            raise _Fallback
+        if type(reader.next()) is not StreamEndEvent:
+            raise _Fallback
+        return value
+    except (yaml.YAMLError, RecursionError) as err:
+        raise _Fallback from err
+    finally:
+        loader.dispose()
+
+
+class _Reader:
+    """Values from libyaml's events, by the strict loader's rules."""
+
+    __slots__ = ("escapes", "next")
+
+    def __init__(self, next_event: Any, *, escapes: bool) -> None:
+        self.next = next_event
+        self.escapes = escapes
+
+    def node(self, event: Any, depth: int) -> Any:
+        kind = type(event)
+        if kind is ScalarEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise _Fallback
+            value = event.value
+            if self.escapes and _SURROGATE.search(value):
+                raise _Fallback
+            if not event.implicit[0]:
+                return value
+            if value in _PLAIN:
+                return _PLAIN[value]
+            if value[:1] in _INT_START and _INT.fullmatch(value):
+                if len(value) > 4000:
+                    raise _Fallback
+                return int(value)
+            return value
+        if kind is AliasEvent or event is None or event.anchor is not None:
+            raise _Fallback
+        if depth >= MAX_JSON_DEPTH or event.tag is not None:
+            raise _Fallback
+        if kind is SequenceStartEvent:
+            items = []
+            while True:
+                item = self.next()
+                if type(item) is SequenceEndEvent:
+                    return items
+                items.append(self.node(item, depth + 1))
+        if kind is MappingStartEvent:
+            mapping: dict[str, Any] = {}
+            while True:
+                key_event = self.next()
+                if type(key_event) is MappingEndEvent:
+                    return mapping
+                key = self.node(key_event, depth + 1)
+                if type(key) is not str or key in mapping:
+                    raise _Fallback
+                mapping[key] = self.node(self.next(), depth + 1)
+        raise _Fallback
+
+
+def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise _field_error(where["path"], key, "a non-empty string")
+    return value
+
+
+def _optional_text(data: dict[str, Any], key: str, where: dict[str, str]) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _field_error(where["path"], key, "a string")
+    return value
+
+
+def _iter_sources(value: Any, path: str) -> Iterator[SourceRef]:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise _field_error(path, "sources", "a list")
+    for index, item in enumerate(value):
+        fields = ("capture", "unit", "quote", "blob")
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in fields):
+            raise _field_error(path, f"sources[{index}]", "capture, unit, quote and blob strings")
+        yield SourceRef(
+            capture=item["capture"], unit=item["unit"], quote=item["quote"], blob=item["blob"]
+        )
+
+
+def _iter_supersedes(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise _field_error(path, "supersedes", "a list")
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(k), str) for k in ("id", "commit")
+        ):
+            raise _field_error(path, f"supersedes[{index}]", "id and commit strings")
+        yield item["id"], item["commit"]
+
+
+def _field_error(path: str, field: str, expected: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{field} must be {expected}",
+        code="schema",
+        path=path,
+        field=field,
+        hint="fix the file's front matter; `memgit verify` lists every problem",
+    )

@@ -1,0 +1,123 @@
+"""Retired memories: the file each ``refs/memgit/retired/<id>`` commit holds.
+
+When memory A is superseded or retracted, its file leaves the tree and the ref
+keeps the last commit in which it was active. The index reads A's file from
+that commit, so a query that matches A can say "matched, but superseded by B".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+import pygit2
+
+from memgit.constants import MEMORIES_DIR, REFS_RETIRED
+from memgit.errors import InvalidInputError
+from memgit.index import rows
+from memgit.index.documents import read_memory
+
+_BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
+
+
+def read_retired_refs(repo: pygit2.Repository) -> tuple[tuple[str, str], ...]:
+    refs = []
+    for name in repo.listall_references():
+        if not name.startswith(REFS_RETIRED):
+            continue
+        try:
+            target = repo.references[name].resolve().target
+        except (KeyError, pygit2.GitError):
+            continue
+        refs.append((name, str(target)))
+    return tuple(sorted(refs))
+
+
+def sync_retired(
+    conn: sqlite3.Connection, repo: pygit2.Repository, refs: Iterable[tuple[str, str]]
+) -> int:
+    """Index the memory file each retired ref's commit holds; drop refs that went."""
+    wanted = dict(refs)
+    have = dict(conn.execute("SELECT ref, target FROM retired").fetchall())
+    changed = 0
+    for name, target in have.items():
+        if wanted.get(name) != target:
+            rows.delete_retired(conn, name)
+            rows.clear_problems(conn, [name])
+            changed += 1
+    scopes = [row[0] for row in conn.execute("SELECT DISTINCT scope FROM memory")]
+    for name, target in sorted(wanted.items()):
+        if have.get(name) == target:
+            continue
+        changed += 1
+        memory_id = name[len(REFS_RETIRED) :]
+        commit = repo.get(target)
+        if not isinstance(commit, pygit2.Commit):
+            rows.set_problem(conn, name, None, "retired-target", f"{target} is not a commit")
+            continue
+        found = find_memory_file(repo, commit.tree, memory_id, scopes)
+        if found is None:
+            message = f"no memory file {memory_id}.md in commit {target[:12]}"
+            rows.set_problem(conn, name, None, "retired-missing", message)
+            continue
+        path, blob = found
+        try:
+            doc = read_memory(repo[blob].data, path=path, blob=str(blob))
+        except InvalidInputError as err:
+            rows.set_problem(conn, name, str(blob), err.code, f"{path}: {err.message}")
+            continue
+        rows.insert_retired(conn, name, target, doc)
+    return changed
+
+
+def find_memory_file(
+    repo: pygit2.Repository, tree: pygit2.Tree, memory_id: str, scopes: Iterable[str] = ()
+) -> tuple[str, pygit2.Oid] | None:
+    """Where memory ``memory_id`` lives in ``tree``: known scopes first, then a walk.
+
+    The walk looks for ``<shard>/<id>.md`` in every scope folder and does not
+    open shard folders (two-character names) looking for sub-scopes unless the
+    first pass found nothing.
+    """
+    leaf = f"{memory_id[:2]}/{memory_id}.md"
+    for scope in scopes:
+        path = f"{MEMORIES_DIR}/{scope}/{leaf}"
+        try:
+            entry = tree[path]
+        except KeyError:
+            continue
+        if entry.filemode in _BLOB_MODES:
+            return path, entry.id
+    root = _memories(repo, tree)
+    if root is None:
+        return None
+    for skip_shards in (True, False):
+        stack: list[tuple[pygit2.Tree, str]] = [(root, MEMORIES_DIR)]
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                entry = folder[leaf]
+            except KeyError:
+                entry = None
+            if entry is not None and entry.filemode in _BLOB_MODES:
+                return f"{prefix}/{leaf}", entry.id
+            for child in folder:
+                if child.filemode != pygit2.enums.FileMode.TREE:
+                    continue
+                if skip_shards and len(child.name) == 2:
+                    continue
+                sub = repo[child.id]
+                assert isinstance(sub, pygit2.Tree)
+                stack.append((sub, f"{prefix}/{child.name}"))
+    return None
+
+
+def _memories(repo: pygit2.Repository, tree: pygit2.Tree) -> pygit2.Tree | None:
+    try:
+        entry = tree[MEMORIES_DIR]
+    except KeyError:
+        return None
+    if entry.filemode != pygit2.enums.FileMode.TREE:
+        return None
+    found = repo[entry.id]
+    return found if isinstance(found, pygit2.Tree) else None

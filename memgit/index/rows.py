@@ -1,0 +1,206 @@
+"""Rows of the index: memories, captured messages, retired memories, problems.
+
+Every function runs inside the caller's transaction. Text goes through
+:func:`memgit.index.tokens.index_text` (CJK segmentation) on its way in.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from memgit.index.database import FTS_COLUMNS
+from memgit.index.documents import MemoryDoc, TurnDoc
+from memgit.index.tokens import index_text
+
+# Context given to a message from the messages before and after it, in characters.
+CONTEXT_CHARS = 600
+
+
+def _memory_values(doc: MemoryDoc) -> tuple[object, ...]:
+    return (
+        doc.path,
+        doc.blob,
+        doc.id,
+        doc.type,
+        doc.scope,
+        doc.title,
+        json.dumps(list(doc.tags), ensure_ascii=False),
+        doc.created,
+        doc.updated,
+        json.dumps([[s.capture, s.unit, s.quote, s.blob] for s in doc.sources], ensure_ascii=False),
+        json.dumps([list(pair) for pair in doc.supersedes]),
+    )
+
+
+def _fts_values(doc: MemoryDoc) -> tuple[str, ...]:
+    return (
+        index_text(doc.title),
+        index_text(" ".join(doc.tags)),
+        index_text(doc.body),
+        doc.type,
+        doc.scope.replace("/", " "),
+        doc.id,
+    )
+
+
+def delete_memory(conn: sqlite3.Connection, path: str) -> None:
+    row = conn.execute("SELECT rowid FROM memory WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return
+    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", row)
+    conn.execute("DELETE FROM supersession WHERE retired = 0 AND new_rowid = ?", row)
+    conn.execute("DELETE FROM memory WHERE rowid = ?", row)
+
+
+class BatchWriter:
+    """Inserts memories and messages in batches (executemany), with rowids it assigns.
+
+    Used inside one write (or scratch) transaction; no other writer can add rows
+    meanwhile, so the next free rowid is known. Call :meth:`flush` at the end.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, size: int = 1000) -> None:
+        self.conn = conn
+        self.size = size
+        self.memories: list[MemoryDoc] = []
+        self.turns: list[tuple[TurnDoc, str, str]] = []
+        self.next_memory = _next_rowid(conn, "memory")
+        self.next_message = _next_rowid(conn, "message")
+
+    def memory(self, doc: MemoryDoc) -> None:
+        self.memories.append(doc)
+        if len(self.memories) >= self.size:
+            self.flush()
+
+    def turn(self, doc: TurnDoc, previous: str = "", following: str = "") -> None:
+        """One row per message, with its neighbours as context: ``previous`` is the
+        text before the first message (the previous turn's last), ``following`` the
+        text after the last (the next turn's first)."""
+        self.turns.append((doc, previous, following))
+        if len(self.turns) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.memories:
+            rows, texts, links = [], [], []
+            for doc in self.memories:
+                rowid, self.next_memory = self.next_memory, self.next_memory + 1
+                rows.append((rowid, *_memory_values(doc)))
+                texts.append((rowid, *_fts_values(doc)))
+                links += [(old, rowid) for old, _ in doc.supersedes]
+            self.conn.executemany(
+                "INSERT INTO memory (rowid, path, blob, id, type, scope, title, tags, created, "
+                "updated, sources, supersedes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            self.conn.executemany(
+                f"INSERT INTO memory_fts (rowid, {FTS_COLUMNS}) VALUES (?,?,?,?,?,?,?)", texts
+            )
+            self.conn.executemany("INSERT INTO supersession VALUES (?, ?, 0)", links)
+            self.memories.clear()
+        if self.turns:
+            rows, texts = [], []
+            for doc, previous, following in self.turns:
+                contents = [message.content for message in doc.messages]
+                for index, message in enumerate(doc.messages):
+                    before = contents[index - 1] if index > 0 else previous
+                    after = contents[index + 1] if index + 1 < len(contents) else following
+                    rowid, self.next_message = self.next_message, self.next_message + 1
+                    rows.append(
+                        (
+                            rowid,
+                            doc.path,
+                            index,
+                            doc.blob,
+                            doc.source,
+                            doc.session,
+                            doc.seq,
+                            doc.thread,
+                            doc.timestamp,
+                            message.role,
+                            message.name,
+                        )
+                    )
+                    texts.append(
+                        (
+                            rowid,
+                            index_text(message.content),
+                            index_text(message.name or ""),
+                            index_text(_tail(before)),
+                            index_text(_head(after)),
+                        )
+                    )
+            self.conn.executemany(
+                "INSERT INTO message (rowid, path, idx, blob, source, session, seq, thread, "
+                "timestamp, role, name) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            self.conn.executemany(
+                "INSERT INTO message_fts (rowid, content, name, before, after) VALUES (?,?,?,?,?)",
+                texts,
+            )
+            self.turns.clear()
+
+
+def _next_rowid(conn: sqlite3.Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT coalesce(max(rowid), 0) + 1 FROM {table}").fetchone()[0])
+
+
+def _tail(text: str) -> str:
+    return text[-CONTEXT_CHARS:] if CONTEXT_CHARS else ""
+
+
+def _head(text: str) -> str:
+    return text[:CONTEXT_CHARS] if CONTEXT_CHARS else ""
+
+
+def delete_turn(conn: sqlite3.Connection, path: str) -> None:
+    rows = conn.execute("SELECT rowid FROM message WHERE path = ?", (path,)).fetchall()
+    if not rows:
+        return
+    conn.executemany("DELETE FROM message_fts WHERE rowid = ?", rows)
+    conn.execute("DELETE FROM message WHERE path = ?", (path,))
+
+
+def insert_retired(conn: sqlite3.Connection, ref: str, target: str, doc: MemoryDoc) -> None:
+    values = _memory_values(doc)
+    cursor = conn.execute(
+        "INSERT INTO retired (ref, target, path, blob, id, type, scope, title, tags, created, "
+        "updated, sources, supersedes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (ref, target, *values),
+    )
+    rowid = cursor.lastrowid
+    conn.execute(
+        f"INSERT INTO retired_fts (rowid, {FTS_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
+        (rowid, *_fts_values(doc)),
+    )
+    conn.executemany(
+        "INSERT INTO supersession VALUES (?, ?, 1)", [(old, rowid) for old, _ in doc.supersedes]
+    )
+
+
+def delete_retired(conn: sqlite3.Connection, ref: str) -> None:
+    row = conn.execute("SELECT rowid FROM retired WHERE ref = ?", (ref,)).fetchone()
+    if row is None:
+        return
+    conn.execute("DELETE FROM retired_fts WHERE rowid = ?", row)
+    conn.execute("DELETE FROM supersession WHERE retired = 1 AND new_rowid = ?", row)
+    conn.execute("DELETE FROM retired WHERE rowid = ?", row)
+
+
+def set_problem(
+    conn: sqlite3.Connection, path: str, blob: str | None, code: str, message: str
+) -> None:
+    conn.execute("INSERT OR REPLACE INTO problem VALUES (?,?,?,?)", (path, blob, code, message))
+
+
+def clear_problems(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    conn.executemany("DELETE FROM problem WHERE path = ?", [(path,) for path in paths])
+
+
+def clear_retired(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM retired")
+    conn.execute("DELETE FROM retired_fts")
+    conn.execute("DELETE FROM supersession WHERE retired = 1")

@@ -1,0 +1,100 @@
+"""``memgit map``: a bounded overview of a memory repository for a session's start.
+
+Whatever the repository's size, the map holds at most ``MAX_LIST`` scopes and
+types, ``recent`` memories and ``terms`` terms, so an agent can load it into
+its context without a budget surprise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memgit.index.lexical import LexicalIndex, Snapshot
+from memgit.index.overview import read_overview
+from memgit.index.refresh import Progress
+
+MAX_LIST = 50
+MAX_RECENT = 100
+MAX_TERMS = 100
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecentMemory:
+    id: str
+    title: str
+    type: str
+    scope: str
+    updated: str | None
+    path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "type": self.type,
+            "scope": self.scope,
+            "updated": self.updated,
+            "path": self.path,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepoMap:
+    """Counts by scope and type, the latest memories, and the distinctive terms."""
+
+    memories: int
+    captures: int
+    retired: int
+    problems: int
+    scopes: tuple[tuple[str, int], ...]
+    more_scopes: int
+    types: tuple[tuple[str, int], ...]
+    more_types: int
+    recent: tuple[RecentMemory, ...]
+    terms: tuple[tuple[str, int], ...]
+    commit: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "memories": self.memories,
+            "captures": self.captures,
+            "retired": self.retired,
+            "problems": self.problems,
+            "scopes": [{"scope": name, "memories": count} for name, count in self.scopes],
+            "more_scopes": self.more_scopes,
+            "types": [{"type": name, "memories": count} for name, count in self.types],
+            "more_types": self.more_types,
+            "recent": [memory.to_dict() for memory in self.recent],
+            "terms": [{"term": term, "memories": count} for term, count in self.terms],
+        }
+
+
+def build_map(
+    index: LexicalIndex, *, recent: int = 10, terms: int = 20, progress: Progress | None = None
+) -> RepoMap:
+    """The map of HEAD plus the working tree."""
+    recent = max(0, min(recent, MAX_RECENT))
+    terms = max(0, min(terms, MAX_TERMS))
+    return index.read(lambda snap: _collect(snap, recent, terms), progress=progress)
+
+
+def _collect(snap: Snapshot, recent: int, terms: int) -> RepoMap:
+    found = read_overview(snap.conn, recent=recent, terms=terms)
+    return RepoMap(
+        memories=found.memories,
+        captures=found.captures,
+        retired=found.retired,
+        problems=found.problems,
+        scopes=tuple(found.scopes[:MAX_LIST]),
+        more_scopes=max(0, len(found.scopes) - MAX_LIST),
+        types=tuple(found.types[:MAX_LIST]),
+        more_types=max(0, len(found.types) - MAX_LIST),
+        recent=tuple(
+            RecentMemory(id=r[0], title=r[1], type=r[2], scope=r[3], updated=r[4], path=r[5])
+            for r in found.recent
+        ),
+        terms=tuple(found.terms),
+        commit=snap.state.commit,
+    )

@@ -1,0 +1,488 @@
+"""The recall flow: a query in, an evidence pack out, misses explained.
+
+The index (memgit/index/) ranks; this module decides what to show: filters,
+``--exclude-thread``, provenance (the commit that last changed each memory,
+its sources and, on request, the captured turns behind them) and the trace
+that says why a query found nothing: terms found nowhere, matches hidden by
+``--scope``/``--type``, memories that matched but were retired (with the
+memory that superseded them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pygit2
+
+from memgit.constants import MAX_RECALL_K
+from memgit.errors import InvalidInputError, UsageError
+from memgit.index import search
+from memgit.index.documents import memory_body, read_capture
+from memgit.index.lexical import LexicalIndex, Snapshot
+from memgit.index.refresh import Progress
+from memgit.index.snippets import Highlighter
+from memgit.index.tokens import CJK_RUN, Query, parse_query
+from memgit.layout import check_scope
+from memgit.pack import (
+    EvidencePack,
+    FileProblem,
+    HiddenMatch,
+    MemoryHit,
+    RetiredMatch,
+    SourceEvidence,
+    Successor,
+    Trace,
+    TurnHit,
+)
+from memgit.revisions import last_change, resolve_as_of
+
+MAX_PROBLEMS_SHOWN = 20
+# --exclude-thread pages through ranked memories at most this many times.
+MAX_EXCLUDE_PAGES = 50
+MAX_EXCLUDED_SHOWN = 100
+_TYPE = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecallOptions:
+    k: int = 10
+    scope: str | None = None
+    type: str | None = None
+    exclude_thread: str | None = None
+    from_turn: int | None = None
+    evidence: bool = False
+    include_retired: bool = False
+
+    def check(self) -> None:
+        if not isinstance(self.k, int) or not 1 <= self.k <= MAX_RECALL_K:
+            raise InvalidInputError(
+                f"k must be a whole number from 1 to {MAX_RECALL_K}, not {self.k!r}",
+                code="invalid-option",
+                field="k",
+            )
+        if self.scope is not None:
+            check_scope(self.scope.strip("/"), field="--scope")
+        if self.type is not None and not _TYPE.fullmatch(self.type):
+            raise InvalidInputError(
+                f"{self.type!r} is not a memory type",
+                code="invalid-option",
+                field="--type",
+                hint="types are lower-case words such as fact, preference, decision",
+            )
+        if self.from_turn is not None:
+            if self.exclude_thread is None:
+                raise UsageError(
+                    "--from-turn needs --exclude-thread",
+                    code="usage",
+                    hint="--exclude-thread THREAD --from-turn N leaves out turns N and later",
+                )
+            if self.from_turn < 0:
+                raise InvalidInputError(
+                    "--from-turn must be 0 or more", code="invalid-option", field="--from-turn"
+                )
+        if self.exclude_thread is not None and not self.exclude_thread.strip():
+            raise InvalidInputError(
+                "--exclude-thread needs a thread id",
+                code="invalid-option",
+                field="--exclude-thread",
+            )
+
+    def filters_dict(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "type": self.type,
+            "exclude_thread": self.exclude_thread,
+            "from_turn": self.from_turn,
+            "include_retired": self.include_retired,
+            "evidence": self.evidence,
+        }
+
+
+def recall(
+    index: LexicalIndex,
+    text: str,
+    options: RecallOptions | None = None,
+    *,
+    as_of: str | None = None,
+    progress: Progress | None = None,
+) -> EvidencePack:
+    """Answer ``text`` from the index: see the module docstring."""
+    options = options or RecallOptions()
+    options.check()
+    query = parse_query(text)
+    commit = resolve_as_of(index.repo, as_of) if as_of is not None else None
+
+    def collect(snap: Snapshot) -> EvidencePack:
+        return _Collector(index, snap, query, options).pack()
+
+    return index.read(collect, as_of=commit, progress=progress)
+
+
+class _Collector:
+    """Builds one pack from one snapshot."""
+
+    def __init__(
+        self, index: LexicalIndex, snap: Snapshot, query: Query, options: RecallOptions
+    ) -> None:
+        self.index = index
+        self.snap = snap
+        self.conn = snap.conn
+        self.query = query
+        self.options = options
+        self.match = query.fts()
+        self.filters = search.Filters(scope=options.scope, type=options.type)
+        self.highlighter = Highlighter(query.terms)
+        # Terms known to occur in each table because a hit matched them.
+        self._seen: dict[str, set[str]] = {"memory": set(), "message": set(), "retired": set()}
+        self._absent: set[str] = set()  # tables known to be empty
+        self._positions: dict[str, tuple[str | None, str, int] | None] = {}
+
+    def pack(self) -> EvidencePack:
+        rows, excluded = self._memory_rows()
+        retired_rows = self._retired_rows()
+        terms = self._matched("memory", rows)
+        retired_terms = self._matched("retired", retired_rows)
+        for table, found in (("memory", terms), ("retired", retired_terms)):
+            self._seen[table].update(term for hit in found.values() for term in hit)
+        memories = [self._memory_hit(row, terms.get(row.rowid, [])) for row in rows]
+        if self.options.include_retired:
+            memories += [
+                self._memory_hit(row, retired_terms.get(row.rowid, []), retired=True)
+                for row in retired_rows
+            ]
+            memories.sort(key=lambda hit: -hit.score)
+            memories = memories[: self.options.k]
+        return EvidencePack(
+            query=self.query.text,
+            k=self.options.k,
+            as_of=self.snap.as_of,
+            memories=tuple(memories),
+            turns=tuple(self._turn_hits()),
+            trace=self._trace(excluded, retired_rows, retired_terms),
+            filters=self.options.filters_dict(),
+        )
+
+    # -- memories ------------------------------------------------------------
+
+    def _memory_rows(self) -> tuple[list[search.MemoryRow], list[str]]:
+        k = self.options.k
+        if self.options.exclude_thread is None:
+            rows = search.search_memories(self.conn, self.match, limit=k, filters=self.filters)
+            return rows, []
+        kept: list[search.MemoryRow] = []
+        excluded: list[str] = []
+        batch, offset = k * 2 + 10, 0
+        for _ in range(MAX_EXCLUDE_PAGES):
+            if len(kept) >= k:
+                break
+            rows = search.search_memories(
+                self.conn, self.match, limit=batch, offset=offset, filters=self.filters
+            )
+            for row in rows:
+                if self._only_from_excluded(row):
+                    if len(excluded) < MAX_EXCLUDED_SHOWN:
+                        excluded.append(row.id)
+                elif len(kept) < k:
+                    kept.append(row)
+            if len(rows) < batch:
+                break
+            offset += batch
+        return kept, excluded
+
+    def _only_from_excluded(self, row: search.MemoryRow) -> bool:
+        if not row.sources:
+            return False
+        thread = self.options.exclude_thread
+        first = self.options.from_turn or 0
+        for capture, _unit, _quote, blob in row.sources:
+            position = self._position(capture, blob)
+            if position is None or thread not in position[:2] or position[2] < first:
+                return False
+        return True
+
+    def _position(self, capture: str, blob: str) -> tuple[str | None, str, int] | None:
+        """(thread, session, seq) of a source's capture: from the index, else from Git."""
+        if capture not in self._positions:
+            found = search.capture_position(self.conn, capture)
+            if found is None:
+                turn = self._turn_from_blob(capture, blob)
+                found = (turn.thread, turn.session, turn.seq) if turn else None
+            self._positions[capture] = found
+        return self._positions[capture]
+
+    def _turn_from_blob(self, capture: str, blob: str) -> Any:
+        obj = self.snap.repo.get(blob)
+        if not isinstance(obj, pygit2.Blob):
+            return None
+        try:
+            return read_capture(obj.data, path=capture, blob=blob)
+        except InvalidInputError:
+            return None
+
+    def _memory_hit(
+        self, row: search.MemoryRow, terms: list[str], *, retired: bool = False
+    ) -> MemoryHit:
+        uncommitted = not retired and row.path in self.snap.files
+        data = self.snap.data(row.path, row.blob) if not retired else self._blob(row.blob)
+        body = memory_body(data) if data is not None else None
+        snippet = self.highlighter.snippet(body.strip() or row.title) if body else ""
+        if retired:
+            commit = row.target
+        elif uncommitted:
+            commit = None
+        else:
+            commit = self._last_change(row.path, row.blob)
+        return MemoryHit(
+            id=row.id,
+            type=row.type,
+            scope=row.scope,
+            title=row.title,
+            snippet=snippet,
+            score=row.score,
+            matched_terms=tuple(terms),
+            path=row.path,
+            commit=commit,
+            uncommitted=uncommitted,
+            status="retired" if retired else "active",
+            tags=row.tags,
+            updated=row.updated,
+            sources=tuple(self._source(*source) for source in row.sources),
+            superseded_by=self._successor(row.id) if retired else None,
+        )
+
+    def _blob(self, blob: str) -> bytes | None:
+        obj = self.snap.repo.get(blob)
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+
+    def _last_change(self, path: str, blob: str) -> str | None:
+        start_id = self.snap.as_of or self.snap.state.commit
+        if start_id is None:
+            return None
+        key = (start_id, path, blob)
+        cache = self.index.commit_cache
+        if key not in cache:
+            if len(cache) > 10_000:
+                cache.clear()
+            start = self.snap.repo.get(start_id)
+            assert isinstance(start, pygit2.Commit)
+            cache[key] = last_change(self.snap.repo, start, path, blob)
+        return cache[key]
+
+    def _source(self, capture: str, unit: str, quote: str, blob: str) -> SourceEvidence:
+        if not self.options.evidence:
+            return SourceEvidence(capture=capture, unit=unit, quote=quote, blob=blob)
+        obj = self.snap.repo.get(blob)
+        if not isinstance(obj, pygit2.Blob):
+            return SourceEvidence(
+                capture=capture,
+                unit=unit,
+                quote=quote,
+                blob=blob,
+                error=f"blob {blob[:12]} is not in this repository (not fetched, or purged)",
+            )
+        try:
+            turn = read_capture(obj.data, path=capture, blob=blob)
+        except InvalidInputError as err:
+            return SourceEvidence(
+                capture=capture, unit=unit, quote=quote, blob=blob, error=err.message
+            )
+        return SourceEvidence(
+            capture=capture,
+            unit=unit,
+            quote=quote,
+            blob=blob,
+            turn={
+                "source": turn.source,
+                "session": turn.session,
+                "seq": turn.seq,
+                "timestamp": turn.timestamp,
+                "thread": turn.thread,
+                "messages": [
+                    {"role": m.role, "content": m.content, **({"name": m.name} if m.name else {})}
+                    for m in turn.messages
+                ],
+            },
+        )
+
+    # -- retired -------------------------------------------------------------
+
+    def _retired_rows(self) -> list[search.MemoryRow]:
+        if not search.has_retired(self.conn):
+            self._absent.add("retired")
+            return []
+        rows = search.search_retired(self.conn, self.match, limit=self.options.k)
+        return [row for row in rows if not self.filters.reasons(row)]
+
+    def _successor(self, memory_id: str) -> Successor | None:
+        """The memory that superseded ``memory_id``: the active end of the chain if any."""
+        seen = {memory_id}
+        current = memory_id
+        first: Successor | None = None
+        for _ in range(32):
+            found = search.successors(self.conn, current)
+            if not found:
+                return first
+            active = [item for item in found if item[3]]
+            new_id, title, path, is_active = (active or found)[0]
+            successor = Successor(id=new_id, title=title, path=path, active=is_active)
+            if is_active:
+                return successor
+            first = first or successor
+            if new_id in seen:
+                return first
+            seen.add(new_id)
+            current = new_id
+        return first
+
+    # -- turns ---------------------------------------------------------------
+
+    def _turn_hits(self) -> list[TurnHit]:
+        rows = search.search_messages(
+            self.conn,
+            self.match,
+            limit=self.options.k,
+            exclude_thread=self.options.exclude_thread,
+            from_turn=self.options.from_turn,
+        )
+        ids = [row.rowid for row in rows]
+        terms = search.matched_terms(
+            self.conn, "message", self.query.terms, ids, columns=("content", "name")
+        )
+        around = search.matched_terms(
+            self.conn, "message", self.query.terms, ids, columns=("before", "after")
+        )
+        for found in (terms, around):
+            self._seen["message"].update(term for hit in found.values() for term in hit)
+        texts = search.message_texts(self.conn, ids)
+        hits = []
+        for row in rows:
+            text = texts.get(row.rowid)
+            if text is None or CJK_RUN.search(text):
+                text = self._message_text(row)  # segmented in the index: read the file
+            snippet = self.highlighter.snippet(text) if text else ""
+            hits.append(
+                TurnHit(
+                    capture=row.path,
+                    source=row.source,
+                    session=row.session,
+                    seq=row.seq,
+                    message=row.idx,
+                    role=row.role,
+                    name=row.name,
+                    snippet=snippet,
+                    score=row.score,
+                    matched_terms=tuple(terms[row.rowid]),
+                    context_terms=tuple(t for t in around[row.rowid] if t not in terms[row.rowid]),
+                    timestamp=row.timestamp,
+                    thread=row.thread,
+                    blob=row.blob,
+                    uncommitted=row.path in self.snap.files,
+                )
+            )
+        return hits
+
+    def _message_text(self, row: search.MessageRow) -> str | None:
+        data = self.snap.data(row.path, row.blob)
+        if data is None:
+            return None
+        try:
+            return read_capture(data, path=row.path, blob=row.blob).messages[row.idx].content
+        except (InvalidInputError, IndexError):
+            return None
+
+    # -- trace ---------------------------------------------------------------
+
+    def _matched(self, table: str, rows: list[Any]) -> dict[int, list[str]]:
+        return search.matched_terms(self.conn, table, self.query.terms, [r.rowid for r in rows])
+
+    def _trace(
+        self,
+        excluded: list[str],
+        retired_rows: list[search.MemoryRow],
+        retired_terms: dict[int, list[str]],
+    ) -> Trace:
+        locations: dict[str, tuple[str, ...]] = {}
+        names = {"memory": "memories", "message": "turns", "retired": "retired"}
+        for term in self.query.terms:
+            locations[term] = tuple(
+                names[table]
+                for table in names
+                if term in self._seen[table]
+                or (table not in self._absent and search.term_found(self.conn, table, term))
+            )
+        hidden: list[HiddenMatch] = []
+        hidden_total = 0
+        if self.filters.active:
+            rows = search.search_memories(
+                self.conn, self.match, limit=self.options.k, filters=self.filters, hidden=True
+            )
+            hidden = [
+                HiddenMatch(
+                    id=row.id,
+                    title=row.title,
+                    scope=row.scope,
+                    type=row.type,
+                    score=row.score,
+                    hidden_by=tuple(self.filters.reasons(row)),
+                )
+                for row in rows
+            ]
+            hidden_total = search.count_hidden(self.conn, self.match, self.filters)
+        retired = tuple(
+            RetiredMatch(
+                id=row.id,
+                title=row.title,
+                scope=row.scope,
+                type=row.type,
+                score=row.score,
+                matched_terms=tuple(retired_terms.get(row.rowid, ())),
+                ref=row.ref or "",
+                commit=row.target or "",
+                superseded_by=self._successor(row.id),
+            )
+            for row in retired_rows
+        )
+        excluded_turns = 0
+        if self.options.exclude_thread is not None:
+            excluded_turns = search.count_excluded_messages(
+                self.conn, self.match, self.options.exclude_thread, self.options.from_turn
+            )
+        listed, total = search.list_problems(self.conn, MAX_PROBLEMS_SHOWN)
+        problems = [FileProblem(path=p, code=c, message=m) for p, c, m in self.snap.problems]
+        problems += [FileProblem(path=p, code=c, message=m) for p, c, m in listed]
+        return Trace(
+            terms=self.query.terms,
+            stop_words=self.query.stop_words,
+            dropped_terms=self.query.dropped,
+            unknown_terms=tuple(term for term, where in locations.items() if not where),
+            term_locations=locations,
+            hidden=tuple(hidden),
+            hidden_total=hidden_total,
+            retired=retired,
+            excluded_memories=tuple(excluded),
+            excluded_turns=excluded_turns,
+            problems=tuple(problems[:MAX_PROBLEMS_SHOWN]),
+            problems_total=total + len(self.snap.problems),
+            index=self._index_info(),
+        )
+
+    def _index_info(self) -> dict[str, Any]:
+        snap = self.snap
+        refreshed = None
+        if snap.refreshed is not None:
+            refreshed = {
+                "full": snap.refreshed.full,
+                "paths": snap.refreshed.paths,
+                "retired": snap.refreshed.retired,
+            }
+        return {
+            "tree": snap.state.tree,
+            "commit": snap.state.commit,
+            "as_of": snap.as_of,
+            "refreshed": refreshed,
+            "rebuilt_because": snap.rebuilt_reason,
+            "overlay_paths": len(snap.overlay_paths),
+            "in_memory": self.index.in_memory,
+        }
