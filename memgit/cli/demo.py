@@ -24,7 +24,8 @@ def demo(target: Path | None, as_json: bool) -> None:
     Creates a memory repository, captures each turn of the conversation (one
     commit per turn, secrets redacted before anything is written), processes
     the turns with the offline `rules` Gate (one validated commit for the run)
-    and shows the memories, the run record and the history with its trailers.
+    and shows the memories, the run record and the history with its trailers,
+    then recalls what was stored.
     The repository is kept so you can explore it with ordinary git commands.
     """
     from memgit.demo import run_demo
@@ -36,6 +37,7 @@ def demo(target: Path | None, as_json: bool) -> None:
                 "path": str(result.path),
                 "captures": [outcome.to_dict() for outcome in result.captures],
                 "process": result.processed.to_dict(),
+                "recall": result.recalled.to_dict(),
             }
         )
         return
@@ -66,6 +68,13 @@ def demo(target: Path | None, as_json: bool) -> None:
         click.echo(_excerpt(record.read_text("utf-8"), 24))
     click.echo(heading("6. git log, with the trailers programs read", bold=True))
     click.echo(_git(result.path, "log", "--format=%h %s%n%(trailers:only,unfold)"))
+    click.echo(heading(f'7. memgit recall "{result.recalled.query}"', bold=True))
+    for hit in result.recalled.memories:
+        commit = hit.commit[:12] if hit.commit else "uncommitted"
+        click.echo(f"  {hit.score:6.2f}  {hit.id}  {hit.title}  ({hit.path} @ {commit})")
+    for turn in result.recalled.turns[:2]:
+        click.echo(f"  {turn.score:6.2f}  {turn.role} message {turn.message} of {turn.capture}")
+    click.echo()
     click.echo(heading("Explore it yourself:", bold=True))
     click.echo(f"  cd {result.path}")
     click.echo("  git log --stat    git show HEAD    git log --format='%(trailers)'")

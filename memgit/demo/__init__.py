@@ -7,8 +7,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from memgit.pack import EvidencePack
 from memgit.process import ProcessResult
 from memgit.repo import CaptureOutcome, MemoryRepo
+
+# What the demo asks at the end: one of the bundled statements, in other words.
+DEMO_QUERY = "which test framework do I prefer"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -16,6 +20,7 @@ class DemoResult:
     path: Path
     captures: tuple[CaptureOutcome, ...]
     processed: ProcessResult
+    recalled: EvidencePack
 
 
 def bundled_conversation() -> list[str]:
@@ -25,7 +30,8 @@ def bundled_conversation() -> list[str]:
 
 
 def run_demo(target: Path | None = None) -> DemoResult:
-    """Create a memory repository, capture the bundled conversation, process it offline."""
+    """Create a memory repository, capture the bundled conversation, process it offline,
+    and recall what was stored."""
     path = target if target is not None else Path(tempfile.mkdtemp(prefix="memgit-demo-"))
     MemoryRepo.init(path)
     repo = MemoryRepo.open(path)
@@ -34,4 +40,5 @@ def run_demo(target: Path | None = None) -> DemoResult:
         for number, line in enumerate(bundled_conversation(), start=1)
     )
     processed = repo.process(backend="rules")
-    return DemoResult(path=path, captures=captures, processed=processed)
+    recalled = repo.recall(DEMO_QUERY, k=3)
+    return DemoResult(path=path, captures=captures, processed=processed, recalled=recalled)
