@@ -259,6 +259,7 @@ def child_run(repo: Path, backend_name: str, url: str | None, profile_to: str | 
     import memgit.process  # noqa: F401  (imports happen before the clock starts)
     from memgit.gate.backends import make_backend
     from memgit.gate.backends.openai import OpenAIBackend
+    from memgit.index.lexical import LexicalIndex
     from memgit.process import process_inbox
     from memgit.repo import MemoryRepo
 
@@ -273,7 +274,7 @@ def child_run(repo: Path, backend_name: str, url: str | None, profile_to: str | 
     else:
         inner = make_backend(backend_name, memory.settings.gate)
     backend = TimedBackend(inner)
-    result = process_inbox(memory.git, memory.settings, backend)
+    result = process_inbox(memory.git, memory.settings, backend, index=LexicalIndex(memory.git))
     wall = time.perf_counter() - started
     if profiler is not None:
         profiler.disable()

@@ -33,6 +33,7 @@ from memgit.gate.backends import Backend
 from memgit.gate.contract import GateOutput, GateOutputError, check_gate_output
 from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import GOVERNANCE
+from memgit.index.lexical import LexicalIndex
 from memgit.jsonio import render_json
 from memgit.pending import DEFAULT_MAX_DEFERRALS, PendingCapture, processing_state
 from memgit.related import related_memories
@@ -110,12 +111,14 @@ def pending_batches(git: pygit2.Repository, settings: Settings) -> tuple[list[_B
     return _batches(state.pending, gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)), state
 
 
-def first_request(git: pygit2.Repository, settings: Settings) -> GateRequest | None:
+def first_request(
+    git: pygit2.Repository, settings: Settings, index: LexicalIndex
+) -> GateRequest | None:
     """What the backend is asked for the first pending batch (``--print-prompt``)."""
     batches, _ = pending_batches(git, settings)
     if not batches:
         return None
-    return _request(git, settings, batches[0], Catalog(git, _tree(git)))
+    return _request(settings, batches[0], index, _tree(git))
 
 
 def process_inbox(
@@ -123,10 +126,14 @@ def process_inbox(
     settings: Settings,
     backend: Backend,
     *,
+    index: LexicalIndex,
     max_batches: int | None = None,
     progress: Progress | None = None,
 ) -> ProcessResult:
-    """Run the Gate over pending captures, then expire old processed captures."""
+    """Run the Gate over pending captures, then expire old processed captures.
+
+    ``index`` is the recall index, which finds related memories for the Gate.
+    """
     batches, state = pending_batches(git, settings)
     if backend.name == "host":
         batches = batches[:1]
@@ -134,7 +141,7 @@ def process_inbox(
         batches = batches[:max_batches]
     outcomes = []
     for number, batch in enumerate(batches, start=1):
-        outcome = _run_batch(git, settings, backend, batch)
+        outcome = _run_batch(git, settings, backend, batch, index)
         if outcome is not None:
             outcomes.append(outcome)
         if progress is not None:
@@ -183,18 +190,23 @@ def _make_batch(captures: list[PendingCapture]) -> _Batch:
 
 
 def _request(
-    git: pygit2.Repository, settings: Settings, batch: _Batch, catalog: Catalog
+    settings: Settings, batch: _Batch, index: LexicalIndex, tree: pygit2.Tree | None
 ) -> GateRequest:
     limit = gate_setting(settings, "related_memories", DEFAULT_RELATED)
-    related = related_memories(catalog, [u for u in batch.units if u.can_support], limit=limit)
+    supporting = [unit for unit in batch.units if unit.can_support]
+    related = related_memories(index, tree, supporting, limit=limit)
     return GateRequest(units=batch.units, related=related, settings=settings)
 
 
 def _run_batch(
-    git: pygit2.Repository, settings: Settings, backend: Backend, batch: _Batch
+    git: pygit2.Repository,
+    settings: Settings,
+    backend: Backend,
+    batch: _Batch,
+    index: LexicalIndex,
 ) -> RunOutcome | None:
     catalog = Catalog(git, _tree(git))
-    request = _request(git, settings, batch, catalog)
+    request = _request(settings, batch, index, catalog.tree)
     answer = backend.answer(request)
     corrected: tuple[Problem, ...] = ()
     try:

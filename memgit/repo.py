@@ -121,14 +121,19 @@ class MemoryRepo:
         else:
             chosen = make_backend(name, self.settings.gate)
         return process_inbox(
-            self.git, self.settings, chosen, max_batches=max_batches, progress=progress
+            self.git,
+            self.settings,
+            chosen,
+            index=self._recall_index(),
+            max_batches=max_batches,
+            progress=progress,
         )
 
     def gate_prompt(self) -> GateRequest | None:
         """What the Gate is asked for the first pending batch; None when nothing is pending."""
         from memgit.process import first_request
 
-        return first_request(self.git, self.settings)
+        return first_request(self.git, self.settings, self._recall_index())
 
     def capture_many(
         self,
