@@ -8,7 +8,7 @@ because everything here only builds the change the commit engine publishes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +25,9 @@ from memgit.constants import (
 )
 from memgit.evidence import EvidenceUnit
 from memgit.gate.contract import Candidate, GateOutput
+from memgit.layout import memory_path
 from memgit.memory import Memory, Source, Supersedes, new_memory_id, render_memory
+from memgit.store.tree import blob_at
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,7 +119,7 @@ def apply_gate_output(
     files: dict[str, bytes | None] = {}
     refs: dict[str, str] = {}
     trailers: list[tuple[str, str]] = []
-    taken = set(catalog.paths)
+    taken: set[str] = set()
     tip_id = str(tip.id) if tip is not None else ""
     for candidate in gate.candidates:
         sources = _sources(candidate, units)
@@ -147,7 +149,15 @@ def apply_gate_output(
                 files[old.path] = None
             trailers.append((TRAILER_UPDATED, old.id))
         else:
-            memory_id = _fresh_id(candidate, sources, taken)
+            scope = candidate.scope or "user"
+
+            def in_use(memory_id: str, scope: str = scope) -> bool:
+                # Elsewhere in the tree, a duplicate id is memgit-supersession's refusal.
+                path = memory_path(scope, memory_id)
+                return memory_id in taken or blob_at(catalog.tree, path) is not None
+
+            memory_id = _fresh_id(candidate, sources, in_use)
+            taken.add(memory_id)
             supersedes: tuple[Supersedes, ...] = ()
             if candidate.action == "SUPERSEDE":
                 assert old is not None
@@ -160,7 +170,7 @@ def apply_gate_output(
             memory = Memory(
                 id=memory_id,
                 type=candidate.type or "fact",
-                scope=candidate.scope or "user",
+                scope=scope,
                 title=candidate.title or memory_id,
                 body=_body(candidate.body),
                 created=stamp,
@@ -184,7 +194,9 @@ def _decision(candidate: Candidate, memory_id: str, path: str) -> Decision:
     )
 
 
-def _fresh_id(candidate: Candidate, sources: Sequence[Source], taken: set[str]) -> str:
+def _fresh_id(
+    candidate: Candidate, sources: Sequence[Source], in_use: Callable[[str], bool]
+) -> str:
     """An id derived from the evidence and content, so a re-run yields the same id."""
     seed = "|".join(
         [
@@ -194,10 +206,9 @@ def _fresh_id(candidate: Candidate, sources: Sequence[Source], taken: set[str]) 
         ]
     ).encode("utf-8")
     memory_id = new_memory_id(seed)
-    while memory_id in taken:
+    while in_use(memory_id):
         seed += b"+"
         memory_id = new_memory_id(seed)
-    taken.add(memory_id)
     return memory_id
 
 

@@ -12,12 +12,11 @@ from collections.abc import Iterable
 
 import pygit2
 
-from memgit.constants import MEMORIES_DIR, REFS_RETIRED
+from memgit.catalog import find_memory_file
+from memgit.constants import REFS_RETIRED
 from memgit.errors import InvalidInputError
 from memgit.index import rows
 from memgit.index.documents import read_memory
-
-_BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
 
 
 def read_retired_refs(repo: pygit2.Repository) -> tuple[tuple[str, str], ...]:
@@ -68,56 +67,3 @@ def sync_retired(
             continue
         rows.insert_retired(conn, name, target, doc)
     return changed
-
-
-def find_memory_file(
-    repo: pygit2.Repository, tree: pygit2.Tree, memory_id: str, scopes: Iterable[str] = ()
-) -> tuple[str, pygit2.Oid] | None:
-    """Where memory ``memory_id`` lives in ``tree``: known scopes first, then a walk.
-
-    The walk looks for ``<shard>/<id>.md`` in every scope folder and does not
-    open shard folders (two-character names) looking for sub-scopes unless the
-    first pass found nothing.
-    """
-    leaf = f"{memory_id[:2]}/{memory_id}.md"
-    for scope in scopes:
-        path = f"{MEMORIES_DIR}/{scope}/{leaf}"
-        try:
-            entry = tree[path]
-        except KeyError:
-            continue
-        if entry.filemode in _BLOB_MODES:
-            return path, entry.id
-    root = _memories(repo, tree)
-    if root is None:
-        return None
-    for skip_shards in (True, False):
-        stack: list[tuple[pygit2.Tree, str]] = [(root, MEMORIES_DIR)]
-        while stack:
-            folder, prefix = stack.pop()
-            try:
-                entry = folder[leaf]
-            except KeyError:
-                entry = None
-            if entry is not None and entry.filemode in _BLOB_MODES:
-                return f"{prefix}/{leaf}", entry.id
-            for child in folder:
-                if child.filemode != pygit2.enums.FileMode.TREE:
-                    continue
-                if skip_shards and len(child.name) == 2:
-                    continue
-                sub = repo[child.id]
-                assert isinstance(sub, pygit2.Tree)
-                stack.append((sub, f"{prefix}/{child.name}"))
-    return None
-
-
-def _memories(repo: pygit2.Repository, tree: pygit2.Tree) -> pygit2.Tree | None:
-    try:
-        entry = tree[MEMORIES_DIR]
-    except KeyError:
-        return None
-    if entry.filemode != pygit2.enums.FileMode.TREE:
-        return None
-    found = repo[entry.id]
-    return found if isinstance(found, pygit2.Tree) else None
