@@ -31,7 +31,7 @@ def related_memories(
     if limit <= 0 or tree is None or not text.strip():
         return ()
     try:
-        pack = recall(index, text, RecallOptions(k=limit))
+        pack = recall(index, text, RecallOptions(k=limit), use_overlay=False)
     except InvalidInputError:
         return ()  # no searchable words in the units
     found = []

@@ -42,13 +42,12 @@ def _memory_in(view: CommitView, commit: str, memory_id: str, scope: str) -> Mem
 
 
 def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
-    paths = view.memory_paths()
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
             memory = parse_memory(view.read(path) or b"", path=path)
         except MemgitError:
             continue
-        others = [p for p in paths.get(memory.id, []) if p != path]
+        others = [p for p in view.paths_of(memory.id) if p != path]
         if others:
             yield Problem(
                 code="duplicate-id",
@@ -68,7 +67,7 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
             )
         for i, old in enumerate(memory.supersedes):
             field = f"supersedes[{i}]"
-            if old.id in paths:
+            if view.paths_of(old.id):
                 yield Problem(
                     code="supersedes-active",
                     message=f"it supersedes {old.id}, which is still in the tree",

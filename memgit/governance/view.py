@@ -9,6 +9,7 @@ import pygit2
 
 from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
+from memgit.index.lookup import indexed_memory_paths
 from memgit.pending import iter_blobs
 from memgit.settings import Settings, parse_settings
 from memgit.store.tree import blob_at
@@ -95,6 +96,24 @@ class CommitView:
         retired_at = ref.target
         assert isinstance(retired_at, pygit2.Oid)
         return retired_at == self.base or self.repo.descendant_of(self.base, retired_at)
+
+    def paths_of(self, memory_id: str) -> list[str]:
+        """Every path of this tree holding memory ``memory_id`` (ids are file names).
+
+        The recall index answers for the parent tree when it is stamped with it;
+        this commit's own changes are applied on top. Otherwise the tree is listed.
+        """
+        base = (
+            indexed_memory_paths(self.repo, str(self.parent.id), memory_id)
+            if self.parent is not None
+            else []
+        )
+        if base is None:
+            return self.memory_paths().get(memory_id, [])
+        leaf = f"/{memory_id}.md"
+        kept = [p for p in base if p not in self.deleted and p not in self.changed]
+        added = [p for p in self.changed if p.startswith(f"{MEMORIES_DIR}/") and p.endswith(leaf)]
+        return sorted({*kept, *added})
 
     def changed_under(self, prefix: str, suffix: str) -> Iterator[str]:
         return (p for p in sorted(self.changed) if p.startswith(prefix) and p.endswith(suffix))
