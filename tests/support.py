@@ -11,7 +11,7 @@ from pathlib import Path
 def git(path: Path, *args: str, check: bool = True) -> str:
     """Run the git CLI as a user would and return its stdout."""
     done = subprocess.run(
-        ["git", "-C", str(path), *args], capture_output=True, text=True, check=False
+        ["git", "-C", str(path), *args], capture_output=True, text=True, check=False, timeout=120
     )
     if check and done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
@@ -61,3 +61,17 @@ def make_turn(seq: int = 0, content: str = "hello", **fields: object) -> dict[st
     }
     turn.update(fields)
     return turn
+
+
+def assert_fsck_clean(path: Path) -> None:
+    """`git fsck --strict` finds nothing wrong (dangling objects from a refused write are fine)."""
+    done = subprocess.run(
+        ["git", "-C", str(path), "fsck", "--strict", "--no-dangling"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "", done.stdout
+    assert "error" not in done.stderr and "warning" not in done.stderr, done.stderr

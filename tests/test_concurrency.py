@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from support import assert_fsck_clean, git
+
 WORKERS = 8
 TURNS_PER_WORKER = 50
 TOTAL = WORKERS * TURNS_PER_WORKER
@@ -59,38 +61,17 @@ for i in range(count):
 """
 
 
-def run_git(path: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(path), *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stderr}"
-    return done.stdout
-
-
-def assert_fsck_clean(path: Path) -> None:
-    done = subprocess.run(
-        ["git", "-C", str(path), "fsck", "--strict", "--no-dangling"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.strip() == "", done.stdout
-    assert "error" not in done.stderr and "warning" not in done.stderr, done.stderr
-
-
 def captured_keys(path: Path) -> list[str]:
     """Every Memgit-Captured trailer in HEAD's history, one per captured turn."""
-    log = run_git(path, "log", "--format=%(trailers:key=Memgit-Captured,valueonly)", "HEAD")
+    log = git(path, "log", "--format=%(trailers:key=Memgit-Captured,valueonly)", "HEAD")
     return [line for line in log.splitlines() if line.strip()]
 
 
 def inbox_files(path: Path, *, where: str = "HEAD") -> list[str]:
     """Capture files in HEAD's tree, or (``where="index"``) in the index."""
     if where == "index":
-        return run_git(path, "ls-files", "inbox").splitlines()
-    return run_git(path, "ls-tree", "-r", "--name-only", where, "--", "inbox").splitlines()
+        return git(path, "ls-files", "inbox").splitlines()
+    return git(path, "ls-tree", "-r", "--name-only", where, "--", "inbox").splitlines()
 
 
 def run_released_together(commands: list[list[str]], tmp: Path) -> list[tuple[int, str, str]]:
@@ -137,7 +118,7 @@ def test_eight_processes_capturing_at_once_lose_nothing(
     processes without losing or duplicating a capture, without merges, and
     leave a valid repository with a clean working tree.
     """
-    init_head = run_git(repo_path, "rev-parse", "HEAD").strip()
+    init_head = git(repo_path, "rev-parse", "HEAD").strip()
     commands = [
         [
             sys.executable,
@@ -168,9 +149,9 @@ def test_eight_processes_capturing_at_once_lose_nothing(
     assert len(expected_keys) == len(expected_paths) == TOTAL
 
     # Every capture is its own commit on one linear history above init.
-    assert run_git(repo_path, "rev-list", "--count", "HEAD").strip() == str(TOTAL + 1)
-    assert run_git(repo_path, "rev-list", "--merges", "HEAD") == ""
-    history = run_git(repo_path, "rev-list", "HEAD").split()
+    assert git(repo_path, "rev-list", "--count", "HEAD").strip() == str(TOTAL + 1)
+    assert git(repo_path, "rev-list", "--merges", "HEAD") == ""
+    history = git(repo_path, "rev-list", "HEAD").split()
     assert history[-1] == init_head
     assert set(history[:-1]) == reported_commits
 
@@ -182,7 +163,7 @@ def test_eight_processes_capturing_at_once_lose_nothing(
     assert len(keys) == TOTAL and set(keys) == expected_keys
 
     assert_fsck_clean(repo_path)
-    assert run_git(repo_path, "status", "--porcelain") == ""
+    assert git(repo_path, "status", "--porcelain") == ""
 
 
 @pytest.mark.slow
@@ -218,6 +199,6 @@ def test_a_force_pushing_writer_loses_captures_under_the_same_load(
     assert len(files) < TOTAL, "the naive writer lost nothing; make the load denser"
     assert len(keys) == len(files)
     assert len(set(keys)) == len(keys)
-    assert run_git(repo_path, "rev-list", "--merges", "HEAD") == ""
-    assert int(run_git(repo_path, "rev-list", "--count", "HEAD")) < TOTAL + 1
+    assert git(repo_path, "rev-list", "--merges", "HEAD") == ""
+    assert int(git(repo_path, "rev-list", "--count", "HEAD")) < TOTAL + 1
     assert_fsck_clean(repo_path)

@@ -29,7 +29,7 @@ from memgit import MemoryRepo
 from memgit.constants import CACHE_DIR, LOCK_FILE
 from memgit.layout import capture_path
 
-from support import make_turn
+from support import assert_fsck_clean, git, make_turn
 
 SEED = int(os.environ.get("MEMGIT_CRASH_SEED", "20261130"))  # vary it to explore
 KILLS = 50
@@ -37,37 +37,16 @@ PROC_TIMEOUT = 60  # seconds any one memgit process may take before the test fai
 SOURCE = "crash-agent"
 
 
-def run_git(path: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(path), *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stderr}"
-    return done.stdout
-
-
-def assert_fsck_clean(path: Path) -> None:
-    done = subprocess.run(
-        ["git", "-C", str(path), "fsck", "--strict", "--no-dangling"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.strip() == "", done.stdout
-    assert "error" not in done.stderr and "warning" not in done.stderr, done.stderr
-
-
 def assert_linear(path: Path) -> None:
-    assert run_git(path, "rev-list", "--merges", "HEAD") == ""
+    assert git(path, "rev-list", "--merges", "HEAD") == ""
 
 
 def head_files(path: Path) -> list[str]:
-    return run_git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "inbox").splitlines()
+    return git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "inbox").splitlines()
 
 
 def captured_keys(path: Path) -> list[str]:
-    log = run_git(path, "log", "--format=%(trailers:key=Memgit-Captured,valueonly)", "HEAD")
+    log = git(path, "log", "--format=%(trailers:key=Memgit-Captured,valueonly)", "HEAD")
     return [line for line in log.splitlines() if line.strip()]
 
 
@@ -334,7 +313,7 @@ def test_sigkilled_captures_never_corrupt_or_block_the_repository(
         print(stats)
         assert_fsck_clean(repo_path)
         assert_linear(repo_path)
-        history = set(run_git(repo_path, "rev-list", "HEAD").split())
+        history = set(git(repo_path, "rev-list", "HEAD").split())
         for seq, commit in reported.items():
             assert commit in history, f"reported commit of turn {seq} is not in the history"
             assert capture_path(SOURCE, "crash", seq) in files, (
@@ -349,7 +328,7 @@ def test_sigkilled_captures_never_corrupt_or_block_the_repository(
         assert fresh.status == 0, fresh.stderr
         assert reported_commit(fresh) is not None
         assert time.monotonic() - fresh.started < 5
-        assert run_git(repo_path, "status", "--porcelain") == "", stats
+        assert git(repo_path, "status", "--porcelain") == "", stats
         assert_fsck_clean(repo_path)
 
         # Capturing every attempted turn again converges: each present exactly once.
@@ -363,10 +342,10 @@ def test_sigkilled_captures_never_corrupt_or_block_the_repository(
         keys = captured_keys(repo_path)
         assert Counter(keys) == Counter(expected), "a turn is missing or captured twice"
         assert len(head_files(repo_path)) == runner.next_seq
-        assert int(run_git(repo_path, "rev-list", "--count", "HEAD")) == runner.next_seq + 1
+        assert int(git(repo_path, "rev-list", "--count", "HEAD")) == runner.next_seq + 1
         assert_linear(repo_path)
         assert_fsck_clean(repo_path)
-        assert run_git(repo_path, "status", "--porcelain") == "", stats
+        assert git(repo_path, "status", "--porcelain") == "", stats
     finally:
         runner.cleanup()
 
@@ -440,11 +419,11 @@ def test_next_writer_repairs_a_writer_killed_at_a_known_point(
         check=False,
     )
     assert fresh.returncode == 0, fresh.stderr.decode()
-    assert run_git(repo_path, "status", "--porcelain") == ""
+    assert git(repo_path, "status", "--porcelain") == ""
     assert_fsck_clean(repo_path)
 
     again = MemoryRepo.open(repo_path).capture(crash_turn(0))
     assert again.duplicate == committed
     assert Counter(captured_keys(repo_path)) == Counter([f"{SOURCE}/crash/0", f"{SOURCE}/crash/1"])
-    assert run_git(repo_path, "status", "--porcelain") == ""
+    assert git(repo_path, "status", "--porcelain") == ""
     assert_linear(repo_path)

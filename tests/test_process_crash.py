@@ -29,6 +29,8 @@ from test_process import configure, pending_units, trailers, turn, user_turn
 
 from memgit import MemoryRepo
 
+from support import assert_fsck_clean, git
+
 SEED = int(os.environ.get("MEMGIT_PROCESS_CRASH_SEED", "20261201"))  # vary it to explore
 KILLS = 20
 TURN_COUNT = 30
@@ -56,14 +58,6 @@ def crash_turns() -> list[dict[str, Any]]:
     return turns
 
 
-def git_out(path: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(path), *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout
-
-
 def start_process(path: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "memgit.cli.main", "-C", str(path), "process", "--json"],
@@ -80,20 +74,8 @@ def process_to_end(path: Path) -> None:
 
 def tree_files(path: Path, prefix: str) -> dict[str, str]:
     """path -> content of every file under ``prefix`` at HEAD."""
-    names = git_out(path, "ls-tree", "-r", "--name-only", "HEAD", "--", prefix).split()
-    return {name: git_out(path, "show", f"HEAD:{name}") for name in names}
-
-
-def assert_fsck_clean(path: Path) -> None:
-    done = subprocess.run(
-        ["git", "-C", str(path), "fsck", "--strict", "--no-dangling"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "error" not in done.stderr and "warning" not in done.stderr, done.stderr
+    names = git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", prefix).split()
+    return {name: git(path, "show", f"HEAD:{name}") for name in names}
 
 
 def blob_exists(path: Path, rev: str, name: str) -> bool:
@@ -122,22 +104,22 @@ def assert_only_whole_runs(path: Path, *, just_killed: bool = False) -> int:
     """
     run_refs = dict(
         line.split(" ", 1)[::-1]
-        for line in git_out(
+        for line in git(
             path, "for-each-ref", "--format=%(objectname) %(refname)", "refs/memgit/runs/"
         ).splitlines()
     )
-    commits = git_out(path, "log", "--format=%H", "HEAD", "--", "runs").split()
+    commits = git(path, "log", "--format=%H", "HEAD", "--", "runs").split()
     seen_runs = set()
     for commit in commits:
         changes = [
             tuple(line.split("\t", 1))
-            for line in git_out(
+            for line in git(
                 path, "diff-tree", "--no-commit-id", "--no-renames", "-r", "--name-status", commit
             ).splitlines()
         ]
         records = [name for status, name in changes if name.startswith("runs/")]
         assert len(records) == 1 and ("A", records[0]) in changes, (commit, changes)
-        record = json.loads(git_out(path, "show", f"{commit}:{records[0]}"))
+        record = json.loads(git(path, "show", f"{commit}:{records[0]}"))
         run_id = record["run_id"]
         assert run_id not in seen_runs
         seen_runs.add(run_id)
@@ -156,7 +138,7 @@ def assert_only_whole_runs(path: Path, *, just_killed: bool = False) -> int:
             run_refs[name] = commit  # recoverable: the next writer creates it
         assert run_refs.get(name) == commit, run_id
     # every trailer on the branch has its ref, and every run ref is a run on the branch
-    log = git_out(path, "log", "--format=%H %(trailers:key=Memgit-Run,valueonly,separator=)")
+    log = git(path, "log", "--format=%H %(trailers:key=Memgit-Run,valueonly,separator=)")
     tagged = {
         line.split()[1]: line.split()[0] for line in log.splitlines() if len(line.split()) == 2
     }
@@ -211,7 +193,7 @@ def test_sigkilled_process_runs_leave_only_whole_runs(tmp_path: Path) -> None:
     for kill in range(KILLS):
         current = copies[-1]
         before = assert_only_whole_runs(current, just_killed=True)
-        tip = git_out(current, "rev-parse", "HEAD").strip()
+        tip = git(current, "rev-parse", "HEAD").strip()
         proc = start_process(current)
         if kill % 2:
             # right after a commit lands: the window between moving the branch and
@@ -231,17 +213,14 @@ def test_sigkilled_process_runs_leave_only_whole_runs(tmp_path: Path) -> None:
         if after == total_runs and kill < KILLS - 1:
             copies.append(copy_repo(pristine, tmp_path / f"crash-{kill + 1}"))
 
-    print(
-        f"kills: {interrupted} interrupted, {partial} between runs, "
-        f"{len(copies)} copies"
-    )
+    print(f"kills: {interrupted} interrupted, {partial} between runs, {len(copies)} copies")
     assert interrupted >= KILLS // 2, f"only {interrupted} kills hit a running process"
     assert partial >= KILLS // 4, f"only {partial} kills landed between two runs"
     for current in copies:
         process_to_end(current)
         assert assert_only_whole_runs(current) == total_runs
         assert_fsck_clean(current)
-        assert git_out(current, "status", "--porcelain") == ""
+        assert git(current, "status", "--porcelain") == ""
         assert pending_units(current) == []
         assert tree_files(current, "memories") == expected_memories
         assert tree_files(current, "runs") == expected_runs
@@ -283,7 +262,7 @@ def test_a_held_run_ref_lock_fails_cleanly(one_run: tuple[Path, str]) -> None:
     done = run_cli(path)
     assert done.returncode != 70, done.stderr
     assert "error[internal]" not in done.stderr
-    assert git_out(path, "status", "--porcelain") == ""
+    assert git(path, "status", "--porcelain") == ""
 
 
 def test_a_run_ref_lock_left_by_a_dead_writer_is_recovered(one_run: tuple[Path, str]) -> None:
@@ -296,10 +275,10 @@ def test_a_run_ref_lock_left_by_a_dead_writer_is_recovered(one_run: tuple[Path, 
     run_cli(path)  # dies after moving the branch, leaving the lock and its journal
     journal = publishing(path)
     assert f"refs/memgit/runs/{run_id}" in journal.get("refs", {})
-    assert git_out(path, "rev-parse", "HEAD").strip() == journal["new"]
+    assert git(path, "rev-parse", "HEAD").strip() == journal["new"]
 
     done = run_cli(path)
     assert done.returncode == 0, done.stderr
-    assert git_out(path, "rev-parse", f"refs/memgit/runs/{run_id}").strip() == journal["new"]
-    assert git_out(path, "status", "--porcelain") == ""
+    assert git(path, "rev-parse", f"refs/memgit/runs/{run_id}").strip() == journal["new"]
+    assert git(path, "status", "--porcelain") == ""
     assert_only_whole_runs(path)
