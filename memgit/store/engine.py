@@ -116,7 +116,14 @@ def commit_change(
                     "refs": dict(change.refs),
                 }
             )
-            if not _move_branch(repo, ref, branch, new, change.message):
+            try:
+                moved = _move_branch(repo, ref, branch, new, change.message)
+            except ConflictError:
+                # Nothing was published, and the lock in the way is not ours:
+                # the next writer must not take it for a dead writer's.
+                lock.write({})
+                raise
+            if not moved:
                 continue
             try:
                 _write_extra_refs(repo, change.refs, new, change.message)
