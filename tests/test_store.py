@@ -243,3 +243,25 @@ def test_foreign_index_lock_is_reported_not_removed(plain_repo: pygit2.Repositor
         engine.REF_LOCK_WAIT = old_wait
     assert caught.value.code == "git-lock"
     assert lock.exists()
+
+
+def test_a_held_branch_lock_is_never_taken_for_a_dead_writers(
+    plain_repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git process holds the branch's lock while memgit tries to commit: memgit gives
+    up with git-lock, and its next write must not remove that live lock as if a killed
+    memgit writer had left it."""
+    from memgit.store import engine
+
+    monkeypatch.setattr(engine, "REF_LOCK_WAIT", 0.2)
+    lock = Path(plain_repo.path) / "refs" / "heads" / "main.lock"
+    lock.write_bytes(b"")
+    head = str(plain_repo.head.target)
+    for _ in range(2):
+        with pytest.raises(ConflictError) as caught:
+            commit_change(plain_repo, write({"a": b"a"}), guard=None)
+        assert caught.value.code == "git-lock"
+        assert lock.exists()
+    assert str(plain_repo.references["refs/heads/main"].target) == head
+    lock.unlink()
+    assert commit_change(plain_repo, write({"a": b"a"}), guard=None).commit
