@@ -10,7 +10,6 @@ what it has processed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import pygit2
@@ -19,6 +18,7 @@ from memgit.capture.turn import Turn, parse_capture
 from memgit.constants import INBOX_DIR, RUNS_DIR
 from memgit.evidence import EvidenceUnit, units_of
 from memgit.runrecord import parse_run_record
+from memgit.store.tree import iter_blobs
 
 DEFAULT_MAX_DEFERRALS = 3
 
@@ -40,26 +40,6 @@ class ProcessingState:
     stuck: tuple[str, ...] = field(default_factory=tuple)
     # capture path -> its timestamp, for captures with nothing left to decide
     fully_processed: dict[str, str] = field(default_factory=dict)
-
-
-def iter_blobs(
-    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str
-) -> Iterator[tuple[str, str]]:
-    """(path, blob id) of every file under ``prefix`` in ``tree``."""
-    try:
-        entry = tree[prefix]
-    except KeyError:
-        return
-    stack = [(prefix, repo[entry.id])]
-    while stack:
-        base, subtree = stack.pop()
-        assert isinstance(subtree, pygit2.Tree)
-        for item in subtree:
-            path = f"{base}/{item.name}"
-            if item.type_str == "tree":
-                stack.append((path, repo[item.id]))
-            elif item.type_str == "blob":
-                yield path, str(item.id)
 
 
 # Parsed files by blob id: a blob never changes, so a process never parses one twice.

@@ -10,9 +10,8 @@ import pygit2
 from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.index.lookup import indexed_memory_paths
-from memgit.pending import iter_blobs
 from memgit.settings import Settings, parse_settings
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, iter_blobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +123,7 @@ def diff_paths(
 ) -> tuple[frozenset[str], frozenset[str]]:
     """(changed or added, deleted) paths between two trees; equal subtrees are skipped."""
     if parent is None:
-        return frozenset(path for path, _ in _all_blobs(repo, tree)), frozenset()
+        return frozenset(path for path, _ in iter_blobs(repo, tree)), frozenset()
     changed: set[str] = set()
     deleted: set[str] = set()
     for delta in parent.diff_to_tree(tree).deltas:
@@ -133,14 +132,6 @@ def diff_paths(
         else:
             changed.add(delta.new_file.path)
     return frozenset(changed), frozenset(deleted)
-
-
-def _all_blobs(repo: pygit2.Repository, tree: pygit2.Tree) -> Iterator[tuple[str, str]]:
-    for entry in tree:
-        if entry.type_str == "tree":
-            yield from iter_blobs(repo, tree, entry.name)
-        elif entry.type_str == "blob":
-            yield entry.name, str(entry.id)
 
 
 def view_of_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> CommitView:

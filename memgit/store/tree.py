@@ -8,7 +8,7 @@ of small tree writes.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import pygit2
 
@@ -100,3 +100,30 @@ def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
     if entry.filemode == pygit2.enums.FileMode.TREE:
         return None
     return entry.id
+
+
+def iter_blobs(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
+) -> Iterator[tuple[str, str]]:
+    """(path, blob id) of every file under the folder ``prefix`` ("" for all of ``tree``)."""
+    if prefix:
+        try:
+            entry = tree[prefix]
+        except KeyError:
+            return
+        start = repo[entry.id]
+        if not isinstance(start, pygit2.Tree):
+            return
+    else:
+        start = tree
+    stack: list[tuple[str, pygit2.Tree]] = [(prefix, start)]
+    while stack:
+        base, subtree = stack.pop()
+        for item in subtree:
+            path = f"{base}/{item.name}" if base else item.name
+            if item.type_str == "tree":
+                found = repo[item.id]
+                assert isinstance(found, pygit2.Tree)
+                stack.append((path, found))
+            elif item.type_str == "blob":
+                yield path, str(item.id)
