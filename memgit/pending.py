@@ -81,12 +81,30 @@ def run_coverage(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[set[str], 
     return processed, deferred
 
 
+# A tree never changes, so its state is computed once per process: a run asks for
+# it before calling the Gate, again under the lock, and after committing.
+_states: dict[tuple[str, str, int], ProcessingState] = {}
+_MAX_STATES = 8
+
+
 def processing_state(
     repo: pygit2.Repository, tree: pygit2.Tree | None, *, max_deferrals: int
 ) -> ProcessingState:
     """Everything in the inbox that still needs the Gate, in capture-time order."""
     if tree is None:
         return ProcessingState(pending=(), processed=frozenset())
+    key = (repo.path, str(tree.id), max_deferrals)
+    state = _states.get(key)
+    if state is None:
+        if len(_states) >= _MAX_STATES:
+            _states.pop(next(iter(_states)))
+        state = _states[key] = _compute_state(repo, tree, max_deferrals)
+    return state
+
+
+def _compute_state(
+    repo: pygit2.Repository, tree: pygit2.Tree, max_deferrals: int
+) -> ProcessingState:
     processed, deferred = run_coverage(repo, tree)
     pending: list[PendingCapture] = []
     stuck: list[str] = []

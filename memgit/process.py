@@ -35,7 +35,12 @@ from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import GOVERNANCE
 from memgit.index.lexical import LexicalIndex
 from memgit.jsonio import render_json
-from memgit.pending import DEFAULT_MAX_DEFERRALS, PendingCapture, processing_state
+from memgit.pending import (
+    DEFAULT_MAX_DEFERRALS,
+    PendingCapture,
+    ProcessingState,
+    processing_state,
+)
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
 from memgit.runrecord import RunInput, RunRecord, render_run_record
@@ -101,7 +106,9 @@ class _Batch:
         return {unit.id: unit for unit in self.units}
 
 
-def pending_batches(git: pygit2.Repository, settings: Settings) -> tuple[list[_Batch], Any]:
+def pending_batches(
+    git: pygit2.Repository, settings: Settings
+) -> tuple[list[_Batch], ProcessingState]:
     tip = _tip(git)
     state = processing_state(
         git,
