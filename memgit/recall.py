@@ -106,14 +106,9 @@ def recall(
     options: RecallOptions | None = None,
     *,
     as_of: str | None = None,
-    use_overlay: bool = True,
     progress: Progress | None = None,
 ) -> EvidencePack:
-    """Answer ``text`` from the index: see the module docstring.
-
-    ``use_overlay=False`` answers from the committed tree alone, without the
-    working tree's uncommitted edits (what a run building on HEAD needs).
-    """
+    """Answer ``text`` from the index: see the module docstring."""
     options = options or RecallOptions()
     options.check()
     query = parse_query(text)
@@ -122,7 +117,7 @@ def recall(
     def collect(snap: Snapshot) -> EvidencePack:
         return _Collector(index, snap, query, options).pack()
 
-    return index.read(collect, as_of=commit, use_overlay=use_overlay, progress=progress)
+    return index.read(collect, as_of=commit, progress=progress)
 
 
 class _Collector:

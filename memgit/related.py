@@ -2,7 +2,7 @@
 
 Seeing them lets a backend choose UPDATE or SUPERSEDE over a near-duplicate
 CREATE. They are found by the recall index (one BM25 query over the units'
-words), then read from the tree the run builds on.
+words, memories only), then read from the tree the run builds on.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import pygit2
 
 from memgit.errors import InvalidInputError, MemgitError
 from memgit.evidence import EvidenceUnit
-from memgit.index.lexical import LexicalIndex
+from memgit.index.lexical import LexicalIndex, Snapshot
+from memgit.index.search import MemoryRow, search_memories
+from memgit.index.tokens import parse_query
 from memgit.memory import Memory, parse_memory
-from memgit.recall import RecallOptions, recall
 from memgit.store.tree import blob_at
 
 
@@ -31,14 +32,19 @@ def related_memories(
     if limit <= 0 or tree is None or not text.strip():
         return ()
     try:
-        pack = recall(index, text, RecallOptions(k=limit), use_overlay=False)
+        match = parse_query(text).fts()
     except InvalidInputError:
         return ()  # no searchable words in the units
+
+    def search(snap: Snapshot) -> list[MemoryRow]:
+        return search_memories(snap.conn, match, limit=limit)
+
+    # Only the memories are needed, as committed: no turns, no trace, no overlay.
     found = []
-    for hit in pack.memories:
-        blob = blob_at(tree, hit.path) if hit.status == "active" else None
+    for hit in index.read(search, use_overlay=False):
+        blob = blob_at(tree, hit.path)
         if blob is None:
-            continue  # retired, or only in the working tree
+            continue  # the index is stamped with another tree than the run's
         try:
             found.append(parse_memory(index.repo[blob].data, path=hit.path))
         except MemgitError:
