@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memgit.memory import Source
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceEvidence:
@@ -23,12 +25,8 @@ class SourceEvidence:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "capture": self.capture,
-            "unit": self.unit,
-            "quote": self.quote,
-            "blob": self.blob,
-        }
+        source = Source(capture=self.capture, unit=self.unit, quote=self.quote, blob=self.blob)
+        data = source.to_dict()
         if self.turn is not None or self.error is not None:
             data["turn"] = self.turn
         if self.error is not None:
