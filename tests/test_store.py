@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ import pytest
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.store.engine import Change, commit_change
 from memgit.store.repository import open_repository
-from memgit.store.tree import build_tree
+from memgit.store.tree import build_tree, diff_trees
 
 from support import git, snapshot
 
@@ -43,6 +44,86 @@ def test_build_tree_rewrites_only_changed_paths(plain_repo: pygit2.Repository) -
     assert new["a"].id != base["a"].id
     emptied = plain_repo[build_tree(plain_repo, base, {"b/3": None})]
     assert "b" not in emptied
+
+
+def _git_tree(repo_path: Path, files: dict[str, str]) -> str:
+    """Write ``files`` ("->target" makes a symlink, "+x" prefix an executable) as a tree."""
+    index = repo_path / ".git" / "scratch-index"
+    index.unlink(missing_ok=True)
+    work = repo_path.parent / "scratch-work"
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    work.mkdir()
+    for path, content in files.items():
+        full = work / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if content.startswith("->"):
+            full.symlink_to(content[2:])
+        else:
+            full.write_text(content.removeprefix("+x"))
+            full.chmod(0o755 if content.startswith("+x") else 0o644)
+    env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_WORK_TREE": str(work)}
+    run = lambda *args: subprocess.run(  # noqa: E731
+        ["git", "-C", str(repo_path), *args], env=env, check=True, capture_output=True, text=True
+    )
+    run("add", "-A", ".")
+    return run("write-tree").stdout.strip()
+
+
+def _random_files(rng: random.Random, base: dict[str, str]) -> dict[str, str]:
+    files = dict(base)
+    for _ in range(rng.randint(0, 6)):
+        kind = rng.choice(["add", "delete", "modify", "exec", "link", "to-folder", "to-file"])
+        names = sorted(files)
+        if kind == "add" or not names:
+            depth = rng.randint(1, 4)
+            path = "/".join(rng.choice("abcd") for _ in range(depth)) + rng.choice(["", ".md"])
+            if not any(p.startswith(f"{path}/") or path.startswith(f"{p}/") for p in files):
+                files[path] = f"new {rng.random()}\n"
+            continue
+        path = rng.choice(names)
+        if kind == "delete":
+            del files[path]
+        elif kind == "modify":
+            files[path] = f"changed {rng.random()}\n"
+        elif kind == "exec":
+            files[path] = "+x" + files[path].removeprefix("+x")
+        elif kind == "link":
+            files[path] = "->elsewhere"
+        elif kind == "to-folder":
+            del files[path]
+            files[f"{path}/inner"] = "inner\n"
+        else:
+            folder = path.rsplit("/", 1)[0] if "/" in path else None
+            if folder is not None:
+                for other in [p for p in files if p.startswith(f"{folder}/")]:
+                    del files[other]
+                files[folder] = "was a folder\n"
+    return files
+
+
+def test_diff_trees_agrees_with_git_diff_tree(plain_repo: pygit2.Repository) -> None:
+    """Adds, deletions, edits, mode and type changes, files becoming folders and back."""
+    rng = random.Random(7)
+    path = Path(plain_repo.workdir)
+    files = _random_files(rng, {})
+    for _ in range(40):
+        before = _git_tree(path, files)
+        files = _random_files(rng, files)
+        after = _git_tree(path, files)
+        raw = git(path, "diff-tree", "-r", "--no-renames", "-z", before, after)
+        fields = raw.split("\0")
+        expected: dict[str, tuple[str, int] | None] = {}
+        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta:
+                continue
+            _old_mode, new_mode, _old, new, status = meta.lstrip(":").split(" ")
+            if status == "D":
+                expected.setdefault(name, None)
+            else:
+                expected[name] = (new, int(new_mode, 8))
+        found = diff_trees(plain_repo, plain_repo[before], plain_repo[after])
+        assert {k: v and (str(v[0]), v[1]) for k, v in found.items()} == expected
+    assert diff_trees(plain_repo, None, None) == {}
 
 
 @pytest.mark.parametrize("bad", ["../x", "/abs", "a//b", "a/./b", "a\x00b", "a/.git/x", "a\nb"])

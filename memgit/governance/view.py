@@ -11,7 +11,7 @@ from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.index.lookup import indexed_memory_paths
 from memgit.settings import Settings, parse_settings
-from memgit.store.tree import blob_at, iter_blobs
+from memgit.store.tree import blob_at, diff_trees, iter_blobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,14 +124,9 @@ def diff_paths(
     """(changed or added, deleted) paths between two trees; equal subtrees are skipped."""
     if parent is None:
         return frozenset(path for path, _ in iter_blobs(repo, tree)), frozenset()
-    changed: set[str] = set()
-    deleted: set[str] = set()
-    for delta in parent.diff_to_tree(tree).deltas:
-        if delta.status == pygit2.enums.DeltaStatus.DELETED:
-            deleted.add(delta.old_file.path)
-        else:
-            changed.add(delta.new_file.path)
-    return frozenset(changed), frozenset(deleted)
+    diff = diff_trees(repo, parent, tree)
+    changed = frozenset(path for path, entry in diff.items() if entry is not None)
+    return changed, frozenset(diff.keys() - changed)
 
 
 def view_of_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> CommitView:

@@ -33,13 +33,13 @@ from memgit.index.documents import (
     read_memory,
 )
 from memgit.index.retired import read_retired_refs, sync_retired
+from memgit.store.tree import diff_trees
 
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: called now and then during long work."""
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
-_ZERO = pygit2.Oid(hex="0" * 40)
 _SEQ_LEAF = re.compile(r"([0-9]{6,})\.yaml")
 # Above this share of the indexed rows changing, dropping and rebuilding is cheaper.
 _REBUILD_SHARE = 0.5
@@ -279,33 +279,14 @@ def iter_tree_changes(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None
 ) -> dict[str, pygit2.Oid | None]:
     """Paths under memories/ and inbox/ whose blobs differ between two trees,
-    with each one's blob id in ``new`` (None where it is gone).
-
-    libgit2 compares tree ids first and never descends into equal subtrees, so
-    the cost follows the size of the change, not of the repository.
-    """
+    with each one's blob id in ``new`` (None where it is gone or not a file)."""
     changed: dict[str, pygit2.Oid | None] = {}
     for top in (MEMORIES_DIR, INBOX_DIR):
         before = subtree(repo, old, top)
         after = subtree(repo, new, top)
-        if before is None and after is None:
-            continue
-        if before is not None and after is not None:
-            if before.id == after.id:
-                continue
-            diff = before.diff_to_tree(after)
-        elif before is not None:
-            diff = before.diff_to_tree()
-        else:
-            assert after is not None
-            diff = after.diff_to_tree(swap=True)
-        for delta in diff.deltas:
-            old_file, new_file = delta.old_file, delta.new_file
-            if old_file.id != _ZERO:
-                changed.setdefault(f"{top}/{old_file.path}", None)
-            if new_file.id != _ZERO:
-                blob = new_file.id if new_file.mode in _BLOB_MODES else None
-                changed[f"{top}/{new_file.path}"] = blob
+        for path, entry in diff_trees(repo, before, after).items():
+            blob = entry[0] if entry is not None and entry[1] in _BLOB_MODES else None
+            changed[f"{top}/{path}"] = blob
     return changed
 
 

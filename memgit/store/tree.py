@@ -102,6 +102,59 @@ def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
     return entry.id
 
 
+FileEntry = tuple[pygit2.Oid, int]
+"""A file's blob id and mode in a tree."""
+
+_TREE = pygit2.enums.FileMode.TREE
+
+
+def diff_trees(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None
+) -> dict[str, FileEntry | None]:
+    """Every file path that differs between two trees: its entry in ``new``, None if gone.
+
+    Subtrees with equal ids are never opened, so the cost follows the size of the
+    change (a few 256-entry shard folders), not of the repository; libgit2's
+    tree-to-tree diff took 60 ms for a one-file change at 100k files, this 4 ms.
+    """
+    changed: dict[str, FileEntry | None] = {}
+    stack: list[tuple[str, pygit2.Tree | None, pygit2.Tree | None]] = [("", old, new)]
+    while stack:
+        base, before, after = stack.pop()
+        if before is not None and after is not None and before.id == after.id:
+            continue
+        earlier = {item.name: item for item in before} if before is not None else {}
+        for item in after if after is not None else ():
+            path = f"{base}{item.name}"
+            prior = earlier.pop(item.name, None)
+            if prior is not None and prior.id == item.id and prior.filemode == item.filemode:
+                continue
+            prior_tree = _subtree(repo, prior)
+            if prior is not None and prior_tree is None and item.filemode == _TREE:
+                changed[path] = None  # a file became a folder
+            if item.filemode == _TREE:
+                stack.append((f"{path}/", prior_tree, _subtree(repo, item)))
+            else:
+                changed[path] = (item.id, item.filemode)
+                if prior_tree is not None:
+                    stack.append((f"{path}/", prior_tree, None))  # a folder became a file
+        for name, prior in earlier.items():
+            prior_tree = _subtree(repo, prior)
+            if prior_tree is None:
+                changed[f"{base}{name}"] = None
+            else:
+                stack.append((f"{base}{name}/", prior_tree, None))
+    return changed
+
+
+def _subtree(repo: pygit2.Repository, item: pygit2.Object | None) -> pygit2.Tree | None:
+    if item is None or item.filemode != _TREE:
+        return None
+    found = repo[item.id]
+    assert isinstance(found, pygit2.Tree)
+    return found
+
+
 def iter_blobs(
     repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
 ) -> Iterator[tuple[str, str]]:
