@@ -1,8 +1,10 @@
 """Existing memories related to a batch of units, given to the Gate as context.
 
 Seeing them lets a backend choose UPDATE or SUPERSEDE over a near-duplicate
-CREATE. They are found by the recall index (one BM25 query over the units'
-words, memories only), then read from the tree the run builds on.
+CREATE. They are found by the recall index (memories sharing the units' most
+distinctive words, see :mod:`memgit.index.similar`) and read from the tree the
+run builds on through the index's fast reader: they are context for the
+backend, not input memgit trusts (the hooks check every file that changes).
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from collections.abc import Sequence
 
 import pygit2
 
-from memgit.errors import InvalidInputError, MemgitError
+from memgit.errors import MemgitError
 from memgit.evidence import EvidenceUnit
+from memgit.index.documents import MemoryDoc, read_memory
 from memgit.index.lexical import LexicalIndex, Snapshot
-from memgit.index.search import MemoryRow, search_memories
-from memgit.index.tokens import parse_query
-from memgit.memory import Memory, parse_memory
+from memgit.index.search import MemoryRow
+from memgit.index.similar import similar_memories
 from memgit.store.tree import blob_at
 
 
@@ -26,18 +28,14 @@ def related_memories(
     units: Sequence[EvidenceUnit],
     *,
     limit: int,
-) -> tuple[Memory, ...]:
+) -> tuple[MemoryDoc, ...]:
     """Up to ``limit`` active memories of ``tree`` that best match the units' words."""
     text = " ".join(unit.text for unit in units)
     if limit <= 0 or tree is None or not text.strip():
         return ()
-    try:
-        match = parse_query(text).fts()
-    except InvalidInputError:
-        return ()  # no searchable words in the units
 
     def search(snap: Snapshot) -> list[MemoryRow]:
-        return search_memories(snap.conn, match, limit=limit)
+        return similar_memories(snap.conn, text, limit=limit)
 
     # Only the memories are needed, as committed: no turns, no trace, no overlay.
     found = []
@@ -46,7 +44,7 @@ def related_memories(
         if blob is None:
             continue  # the index is stamped with another tree than the run's
         try:
-            found.append(parse_memory(index.repo[blob].data, path=hit.path))
+            found.append(read_memory(index.repo[blob].data, path=hit.path, blob=str(blob)))
         except MemgitError:
             continue  # a broken file is memgit-schemas' business, not context
     return tuple(found)

@@ -16,9 +16,7 @@ import pygit2
 from memgit.constants import CACHE_DIR, INDEX_FILE
 
 
-def indexed_memory_paths(
-    repo: pygit2.Repository, tree_id: str, memory_id: str
-) -> list[str] | None:
+def indexed_memory_paths(repo: pygit2.Repository, tree_id: str, memory_id: str) -> list[str] | None:
     """Paths of ``memory_id`` in tree ``tree_id``, or None when the index cannot say."""
     path = Path(repo.path) / CACHE_DIR / INDEX_FILE
     if not path.exists():

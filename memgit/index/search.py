@@ -23,7 +23,7 @@ MESSAGE_WEIGHTS = (1.0, 0.5, 0.5, 0.4)
 # the same way whatever order the rows were indexed in.
 TIE_SLACK = 16
 
-_MEMORY_COLUMNS = (
+MEMORY_COLUMNS = (
     "m.rowid, m.path, m.blob, m.id, m.type, m.scope, m.title, m.tags, "
     "m.created, m.updated, m.sources, m.supersedes"
 )
@@ -107,7 +107,7 @@ def _bm25(table: str, weights: Sequence[float]) -> str:
     return f"bm25({table}_fts, {', '.join(str(w) for w in weights)})"
 
 
-def _memory_row(row: Sequence[object], *, retired: bool = False) -> MemoryRow:
+def memory_row(row: Sequence[object], *, retired: bool = False) -> MemoryRow:
     offset = 2 if retired else 0
     (
         rowid,
@@ -159,7 +159,7 @@ def search_memories(
     score = _bm25("memory", weights or MEMORY_WEIGHTS)
     if filters is None or not filters.active:
         sql = (
-            f"SELECT {_MEMORY_COLUMNS}, s.score FROM (SELECT rowid, {score} AS score "
+            f"SELECT {MEMORY_COLUMNS}, s.score FROM (SELECT rowid, {score} AS score "
             "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score LIMIT ?) s "
             "JOIN memory m ON m.rowid = s.rowid ORDER BY s.score, m.path LIMIT ? OFFSET ?"
         )
@@ -169,12 +169,12 @@ def search_memories(
         if hidden:
             where = f"NOT ({where})"
         sql = (
-            f"SELECT {_MEMORY_COLUMNS}, {score} AS score FROM memory_fts "
+            f"SELECT {MEMORY_COLUMNS}, {score} AS score FROM memory_fts "
             "JOIN memory m ON m.rowid = memory_fts.rowid "
             f"WHERE memory_fts MATCH ? AND {where} ORDER BY score, m.path LIMIT ? OFFSET ?"
         )
         params = [match, *params, limit, offset]
-    return [_memory_row(row) for row in conn.execute(sql, params)]
+    return [memory_row(row) for row in conn.execute(sql, params)]
 
 
 def count_hidden(conn: sqlite3.Connection, match: str, filters: Filters) -> int:
@@ -191,12 +191,12 @@ def search_retired(
 ) -> list[MemoryRow]:
     score = _bm25("retired", weights or MEMORY_WEIGHTS)
     sql = (
-        f"SELECT {_MEMORY_COLUMNS}, s.score, m.ref, m.target FROM (SELECT rowid, {score} AS "
+        f"SELECT {MEMORY_COLUMNS}, s.score, m.ref, m.target FROM (SELECT rowid, {score} AS "
         "score FROM retired_fts WHERE retired_fts MATCH ? ORDER BY score LIMIT ?) s "
         "JOIN retired m ON m.rowid = s.rowid ORDER BY s.score, m.ref LIMIT ?"
     )
     params = (match, limit + TIE_SLACK, limit)
-    return [_memory_row(row, retired=True) for row in conn.execute(sql, params)]
+    return [memory_row(row, retired=True) for row in conn.execute(sql, params)]
 
 
 def search_messages(
