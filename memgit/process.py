@@ -286,7 +286,9 @@ def _run_batch(
         )
         return Change(files=files, message=message, refs=refs)
 
-    result = commit_change(git, plan, guard=GOVERNANCE, author_fallback=settings.author)
+    result = commit_change(
+        git, plan, guard=GOVERNANCE, author_fallback=settings.author, meanwhile=index.warm
+    )
     if result.commit is None:
         return None
     return RunOutcome(

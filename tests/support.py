@@ -8,10 +8,15 @@ import sys
 from pathlib import Path
 
 
-def git(path: Path, *args: str, check: bool = True) -> str:
+def git(path: Path, *args: str, check: bool = True, input: str | None = None) -> str:
     """Run the git CLI as a user would and return its stdout."""
     done = subprocess.run(
-        ["git", "-C", str(path), *args], capture_output=True, text=True, check=False, timeout=120
+        ["git", "-C", str(path), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        input=input,
     )
     if check and done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")

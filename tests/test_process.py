@@ -322,6 +322,9 @@ def test_rules_backend_end_to_end(repo_path: Path) -> None:
     assert {s for s, _ in changed(repo_path)} == {"A"}
     assert pending_units(repo_path) == []
     assert_clean(repo_path)
+    # The run refreshed the recall index to its own commit while git saved the index.
+    status = open_repo(repo_path).index_status()
+    assert status.tree_current and status.indexed_commit == head(repo_path)
 
 
 def test_nothing_pending_is_a_no_op(repo_path: Path) -> None:

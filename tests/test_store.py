@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pygit2
 import pytest
 
 from memgit.errors import ConflictError, InvalidInputError
+from memgit.store import gitindex
 from memgit.store.engine import Change, commit_change
 from memgit.store.repository import open_repository
 from memgit.store.tree import build_tree, diff_trees
@@ -21,8 +24,17 @@ from memgit.store.tree import build_tree, diff_trees
 from support import git, snapshot
 
 
-@pytest.fixture
-def plain_repo(tmp_path: Path) -> pygit2.Repository:
+@pytest.fixture(params=["libgit2", "git"])
+def plain_repo(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> pygit2.Repository:
+    """A repository whose index memgit reaches in process, or (as for a large one) via git."""
+    if request.param == "git":
+        monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
+    return _plain_repo(tmp_path)
+
+
+def _plain_repo(tmp_path: Path) -> pygit2.Repository:
     path = tmp_path / "repo"
     git(tmp_path, "init", "-q", "-b", "main", str(path))
     (path / "README").write_text("hello\n")
@@ -181,6 +193,13 @@ def test_lost_race_is_reapplied_on_the_new_tip(plain_repo: pygit2.Repository) ->
     assert git(path, "status", "--porcelain") == ""
 
 
+def _stage_a_conflict(path: Path) -> None:
+    """README with base, ours and theirs stages, as a failed merge leaves it."""
+    blobs = [git(path, "hash-object", "-w", "--stdin", input=f"{n}\n").strip() for n in "123"]
+    entries = "".join(f"100644 {blob} {n}\tREADME\n" for n, blob in zip("123", blobs, strict=True))
+    git(path, "update-index", "--index-info", input="0 " + "0" * 40 + "\tREADME\n" + entries)
+
+
 @pytest.mark.parametrize(
     ("prepare", "what"),
     [
@@ -191,6 +210,12 @@ def test_lost_race_is_reapplied_on_the_new_tip(plain_repo: pygit2.Repository) ->
             lambda p: ((p / "README").write_text("staged"), git(p, "add", "README")),
             "staged changes",
         ),
+        (lambda p: git(p, "rm", "-q", "--cached", "README"), "a staged deletion"),
+        (
+            lambda p: ((p / "new.txt").write_text("memgit"), git(p, "add", "new.txt")),
+            "a staged new file",
+        ),
+        (_stage_a_conflict, "an unresolved merge conflict"),
     ],
 )
 def test_local_edits_are_never_clobbered(plain_repo: pygit2.Repository, prepare, what: str) -> None:
@@ -346,3 +371,42 @@ def test_a_held_branch_lock_is_never_taken_for_a_dead_writers(
     assert str(plain_repo.references["refs/heads/main"].target) == head
     lock.unlink()
     assert commit_change(plain_repo, write({"a": b"a"}), guard=None).commit
+
+
+def test_git_failing_on_the_index_is_reported_and_nothing_is_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The git way: an unreadable index makes `git ls-files` fail before anything is published."""
+    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
+    plain_repo = _plain_repo(tmp_path)
+    path = Path(plain_repo.workdir)
+    index_file = path / ".git" / "index"
+    data = index_file.read_bytes()
+    index_file.write_bytes(data[:4] + (99).to_bytes(4, "big") + data[8:])  # index version 99
+    head = git(path, "rev-parse", "HEAD")
+    with pytest.raises(ConflictError) as caught:
+        commit_change(plain_repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    assert caught.value.code == "git-failed"
+    assert "index" in caught.value.message
+    assert git(path, "rev-parse", "HEAD") == head
+    assert not (path / "notes").exists()
+
+
+class _Refuse:
+    def screen(self, files: object) -> None:
+        pass
+
+    def check(self, repo: object, tree: object, base: object) -> None:
+        raise InvalidInputError("refused by the test", code="schema")
+
+
+def test_a_refused_change_leaves_no_lookup_running(plain_repo: pygit2.Repository) -> None:
+    """The index lookup started ahead of the checks is reaped when the guard refuses."""
+    head = str(plain_repo.head.target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(InvalidInputError):
+            commit_change(plain_repo, write({"notes/a.txt": b"A\n"}), guard=_Refuse())
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert str(plain_repo.head.target) == head

@@ -176,6 +176,15 @@ class LexicalIndex:
         """Bring the committed layer in line with HEAD and the retired refs."""
         return self._retrying(lambda: self._refresh(progress, force=False))
 
+    def warm(self) -> None:
+        """Refresh in passing (memgit's runs call this while git saves the Git index), so
+        the next run's query starts from a current index. A failure is left for that
+        query, which refreshes or rebuilds as it must."""
+        try:
+            self.refresh()
+        except MemgitError:
+            return
+
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
         stats = self._retrying(lambda: self._refresh(progress, force=True))
         assert stats is not None

@@ -21,6 +21,7 @@ import pygit2
 
 from memgit.errors import ConflictError
 from memgit.store import recovery
+from memgit.store.gitindex import IndexEntries, open_index
 from memgit.store.identity import signatures
 from memgit.store.lock import WriterLock
 from memgit.store.repository import head_branch
@@ -71,12 +72,15 @@ def commit_change(
     allow_unborn: bool = False,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> CommitResult:
     """Apply ``plan`` to the branch tip as one commit; see the module docstring.
 
     ``guard`` screens the new contents before any object is written and checks
     the prepared tree before anything is published; memgit's flows pass the
-    governance checks (the same ones the pre-commit hooks run).
+    governance checks (the same ones the pre-commit hooks run). ``meanwhile``
+    runs once the commit is published, while the index is being saved (for a
+    large index, git saves it on the other core).
     """
     git_dir = Path(repo.path)
     with WriterLock(git_dir, timeout=lock_timeout) as lock:
@@ -89,68 +93,102 @@ def commit_change(
             change = plan(tip)
             if change is None or not change.files:
                 return _no_op(tip, branch, attempt)
-            base_tree = tip.tree if tip is not None else None
-            if guard is not None:
-                guard.screen(change.files)
-            tree_id = build_tree(repo, base_tree, change.files)
-            if tip is not None and tree_id == tip.tree_id:
-                return _no_op(tip, branch, attempt)
-            tree = repo[tree_id]
-            assert isinstance(tree, pygit2.Tree)
-            if guard is not None:
-                guard.check(repo, tree, tip)
             wait_for_git_lock(git_dir / "index.lock")
-            index = repo.index
-            index.read(False)
-            check_untouched(repo, index, base_tree, change.files)
-            author, committer = signatures(repo, author_fallback)
-            parents = [tip.id] if tip is not None else []
-            new = repo.create_commit(None, author, committer, change.message, tree_id, parents)
-            lock.write(
-                {
-                    "op": "publish",
-                    "branch": branch,
-                    "old": str(tip.id) if tip is not None else None,
-                    "new": str(new),
-                    "paths": sorted(change.files),
-                    "refs": dict(change.refs),
-                }
-            )
-            try:
-                moved = _move_branch(repo, ref, branch, new, change.message)
-            except ConflictError:
-                # Nothing was published, and the lock in the way is not ours:
-                # the next writer must not take it for a dead writer's.
-                lock.write({})
-                raise
-            if not moved:
-                continue
-            try:
-                _write_extra_refs(repo, change.refs, new, change.message)
-            except (OSError, pygit2.GitError) as err:
-                # The commit is published: keep the work tree in line with it, and
-                # leave the journal so the next writer creates the missing refs.
-                apply_to_worktree(repo, index, tree, change.files)
-                raise ConflictError(
-                    f"committed {str(new)[:12]}, but a ref could not be written: {err}",
-                    code="git-lock",
-                    path=branch,
-                    hint="another git process may hold the ref's lock; the next memgit "
-                    "write creates the missing ref",
-                ) from err
-            apply_to_worktree(repo, index, tree, change.files)
-            lock.write({})
-            return CommitResult(
-                commit=str(new),
-                parent=str(tip.id) if tip is not None else None,
-                branch=branch,
-                attempts=attempt,
-            )
+            with open_index(repo) as index:
+                # Looking up the touched paths' index entries (a git process for a
+                # large index) overlaps building and checking the commit.
+                index.prefetch(change.files)
+                result = _publish(
+                    repo,
+                    lock,
+                    ref,
+                    branch,
+                    tip,
+                    change,
+                    guard=guard,
+                    index=index,
+                    attempt=attempt,
+                    author_fallback=author_fallback,
+                    meanwhile=meanwhile,
+                )
+            if result is not None:
+                return result
     raise ConflictError(
         f"the branch kept moving; gave up after {MAX_ATTEMPTS} attempts",
         code="ref-moved",
         path=branch,
         hint="another program is committing continuously; retry when it is done",
+    )
+
+
+def _publish(
+    repo: pygit2.Repository,
+    lock: WriterLock,
+    ref: pygit2.Reference | None,
+    branch: str,
+    tip: pygit2.Commit | None,
+    change: Change,
+    *,
+    guard: Guard | None,
+    index: IndexEntries,
+    attempt: int,
+    author_fallback: tuple[str, str] | None,
+    meanwhile: Callable[[], None] | None,
+) -> CommitResult | None:
+    """Build, check and publish ``change`` on ``tip``; None when the branch moved first."""
+    base_tree = tip.tree if tip is not None else None
+    if guard is not None:
+        guard.screen(change.files)
+    tree_id = build_tree(repo, base_tree, change.files)
+    if tip is not None and tree_id == tip.tree_id:
+        return _no_op(tip, branch, attempt)
+    tree = repo[tree_id]
+    assert isinstance(tree, pygit2.Tree)
+    if guard is not None:
+        guard.check(repo, tree, tip)
+    check_untouched(repo, index, base_tree, change.files)
+    author, committer = signatures(repo, author_fallback)
+    parents = [tip.id] if tip is not None else []
+    new = repo.create_commit(None, author, committer, change.message, tree_id, parents)
+    lock.write(
+        {
+            "op": "publish",
+            "branch": branch,
+            "old": str(tip.id) if tip is not None else None,
+            "new": str(new),
+            "paths": sorted(change.files),
+            "refs": dict(change.refs),
+        }
+    )
+    try:
+        moved = _move_branch(repo, ref, branch, new, change.message)
+    except ConflictError:
+        # Nothing was published, and the lock in the way is not ours:
+        # the next writer must not take it for a dead writer's.
+        lock.write({})
+        raise
+    if not moved:
+        return None
+    try:
+        _write_extra_refs(repo, change.refs, new, change.message)
+    except (OSError, pygit2.GitError) as err:
+        # The commit is published: keep the work tree in line with it, and
+        # leave the journal so the next writer creates the missing refs.
+        apply_to_worktree(repo, index, tree, change.files)
+        raise ConflictError(
+            f"committed {str(new)[:12]}, but a ref could not be written: {err}",
+            code="git-lock",
+            path=branch,
+            hint="another git process may hold the ref's lock; the next memgit "
+            "write creates the missing ref",
+        ) from err
+    apply_to_worktree(repo, index, tree, change.files, meanwhile=meanwhile)
+    lock.write({})
+    return CommitResult(
+        commit=str(new),
+        parent=str(tip.id) if tip is not None else None,
+        branch=branch,
+        attempts=attempt,
     )
 
 

@@ -19,8 +19,9 @@ from typing import Any
 import pygit2
 
 from memgit.errors import MemgitError
+from memgit.store.gitindex import open_index
 from memgit.store.tree import blob_at
-from memgit.store.worktree import apply_to_worktree
+from memgit.store.worktree import apply_to_worktree, working_blob
 
 log = logging.getLogger(__name__)
 
@@ -50,35 +51,24 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
         existing = repo.references.get(name)
         if existing is None or existing.target != oid:
             repo.create_reference_direct(name, oid, True, message="memgit: recover")
-    index = repo.index
-    index.read(False)
-    pending = {}
-    for path in journal.get("paths", []):
-        before, after = blob_at(old_tree, path), blob_at(commit.tree, path)
-        staged, working = _state(repo, index, path)
-        # The dead writer may have stopped anywhere between writing the file and
-        # saving the index: each side is either still old or already new. Any
-        # other content is a person's edit and is left alone.
-        if {staged, working} <= {before, after} and (staged, working) != (after, after):
-            pending[path] = repo[after].data if after is not None else None
-    if pending:
-        try:
-            apply_to_worktree(repo, index, commit.tree, pending)
-        except MemgitError:
-            log.warning("could not finish syncing %s after a crash", sorted(pending))
+    with open_index(repo) as index:
+        paths = list(journal.get("paths", []))
+        staged_entries = index.staged(paths)
+        pending = {}
+        for path in paths:
+            before, after = blob_at(old_tree, path), blob_at(commit.tree, path)
+            staged, working = staged_entries[path], working_blob(Path(repo.workdir), path)
+            # The dead writer may have stopped anywhere between writing the file and
+            # saving the index: each side is either still old or already new. Any
+            # other content is a person's edit and is left alone.
+            if {staged, working} <= {before, after} and (staged, working) != (after, after):
+                pending[path] = repo[after].data if after is not None else None
+        if pending:
+            try:
+                apply_to_worktree(repo, index, commit.tree, pending)
+            except MemgitError:
+                log.warning("could not finish syncing %s after a crash", sorted(pending))
     log.info("recovered from writer %s killed while publishing %s", journal.get("pid"), new)
-
-
-def _state(
-    repo: pygit2.Repository, index: pygit2.Index, path: str
-) -> tuple[pygit2.Oid | None, pygit2.Oid | str | None]:
-    """(index entry's blob id, working file's blob id); a marker for a symlink or folder."""
-    staged = index[path].id if path in index else None
-    full = Path(repo.workdir) / path
-    if full.is_symlink() or full.is_dir():
-        return staged, "not a file"
-    working = pygit2.hashfile(str(full)) if full.is_file() else None
-    return staged, working
 
 
 def _remove_if_from(lock_file: Path, started: float, pid: object) -> None:

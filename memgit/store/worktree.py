@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pygit2
 
 from memgit.constants import CACHE_DIR
 from memgit.errors import ConflictError, InvalidInputError
+from memgit.store.gitindex import Entry, IndexEntries
 from memgit.store.tree import blob_at
 
 
@@ -49,7 +49,7 @@ def check_no_symlinks(workdir: Path, path: str) -> None:
             )
 
 
-def _working_blob(workdir: Path, path: str) -> pygit2.Oid | str | None:
+def working_blob(workdir: Path, path: str) -> pygit2.Oid | str | None:
     """Blob id of the working file, None if absent, or a string describing an odd entry."""
     full = workdir / path
     try:
@@ -64,18 +64,22 @@ def _working_blob(workdir: Path, path: str) -> pygit2.Oid | str | None:
 
 
 def check_untouched(
-    repo: pygit2.Repository, index: pygit2.Index, base: pygit2.Tree | None, paths: Iterable[str]
+    repo: pygit2.Repository, index: IndexEntries, base: pygit2.Tree | None, paths: Iterable[str]
 ) -> None:
     """Raise unless each path's index entry and working file equal ``base``."""
     workdir = Path(repo.workdir)
+    paths = list(paths)
+    staged_entries = index.staged(paths)
     for path in paths:
         check_no_symlinks(workdir, path)
         expected = blob_at(base, path)
-        staged = index[path].id if path in index else None
-        working = _working_blob(workdir, path)
+        staged = staged_entries[path]
+        working = working_blob(workdir, path)
         if staged != expected:
             what = "staged changes" if staged is not None else "a staged deletion"
-            if expected is None:
+            if isinstance(staged, str):
+                what = staged
+            elif expected is None:
                 what = "a staged new file"
             raise _local_edit(path, what)
         if working != expected:
@@ -102,55 +106,44 @@ def _local_edit(path: str, what: str) -> ConflictError:
 
 def apply_to_worktree(
     repo: pygit2.Repository,
-    index: pygit2.Index,
+    index: IndexEntries,
     tree: pygit2.Tree,
     changes: Mapping[str, bytes | None],
+    *,
+    meanwhile: Callable[[], None] | None = None,
 ) -> None:
-    """Write each changed file (atomically) and its index entry, then save the index.
+    """Start saving the new index entries, write each changed file (atomically),
+    run ``meanwhile``, and wait for the index.
 
+    The index update needs only blob ids, so for a large index git writes it on
+    the other core while memgit writes the files and runs ``meanwhile``.
     Temporary files go to ``.git/memgit/tmp`` so a crash mid-write leaves nothing
     in the working tree for ``git status`` to show.
     """
     workdir = Path(repo.workdir)
     scratch = Path(repo.path) / CACHE_DIR / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
+    entries: dict[str, Entry | None] = {}
+    for path, data in changes.items():
+        entry = tree[path] if data is not None else None
+        entries[path] = (entry.id, entry.filemode) if entry is not None else None
+    for path, data in changes.items():
+        if data is not None:
+            check_no_symlinks(workdir, path)
+    index.start_write(entries)
     for path, data in changes.items():
         full = workdir / path
         if data is None:
             full.unlink(missing_ok=True)
-            if path in index:
-                index.remove(path)
             _remove_empty_parents(workdir, full.parent)
             continue
-        check_no_symlinks(workdir, path)
         full.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(full, data, scratch)
-        index.add(path)
-        blob = blob_at(tree, path)
-        if blob is not None and index[path].id != blob:
-            # Clean/smudge filters changed the hash: record the committed blob.
-            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
-    _write_index(index, Path(repo.path) / "index.lock")
-
-
-def _write_index(index: pygit2.Index, lock_file: Path, timeout: float = 5.0) -> None:
-    """Save the index, waiting briefly if a git command holds its lock."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            index.write()
-            return
-        except OSError as err:
-            if time.monotonic() >= deadline:
-                raise ConflictError(
-                    "the commit is made but the index could not be updated: "
-                    "another git process holds the index lock",
-                    code="git-lock",
-                    path=str(lock_file),
-                    hint="when no git command is running, remove the lock file; the next "
-                    "memgit write finishes the update",
-                ) from err
-            time.sleep(0.02)
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        index.finish_write()
 
 
 def _atomic_write(full: Path, data: bytes, scratch: Path) -> None:
