@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pygit2
 
-from memgit.capture.turn import Turn, parse_capture
 from memgit.constants import INBOX_DIR, RUNS_DIR
 from memgit.evidence import EvidenceUnit, units_of
+from memgit.parsecache import cached, capture_turn
 from memgit.runrecord import parse_run_record
 from memgit.store.tree import iter_blobs
 
@@ -42,28 +43,25 @@ class ProcessingState:
     fully_processed: dict[str, str] = field(default_factory=dict)
 
 
-# Parsed files by blob id: a blob never changes, so a process never parses one twice.
-_coverage_by_blob: dict[str, tuple[tuple[str, str], ...]] = {}
-_turns_by_blob: dict[str, Turn] = {}
-
-
 def _coverage_rows(repo: pygit2.Repository, path: str, blob: str) -> tuple[tuple[str, str], ...]:
-    rows = _coverage_by_blob.get(blob)
-    if rows is None:
-        record = parse_run_record(repo[pygit2.Oid(hex=blob)].data, path=path)
-        rows = tuple(
-            (row["unit_id"], row["decision"]) for row in record.gate_output.get("coverage", ())
-        )
-        _coverage_by_blob[blob] = rows
-    return rows
+    """(unit id, decision) of each coverage row of run record blob ``blob``."""
+
+    def parse() -> tuple[tuple[str, str], ...]:
+        record = parse_run_record(repo[blob].data, path=path)
+        coverage = record.gate_output.get("coverage", ())
+        return tuple((row["unit_id"], row["decision"]) for row in coverage)
+
+    return cached(repo, "run-coverage", blob, parse, encode=list, decode=_rows_from_json)
 
 
-def _turn(repo: pygit2.Repository, path: str, blob: str) -> Turn:
-    turn = _turns_by_blob.get(blob)
-    if turn is None:
-        turn = parse_capture(repo[pygit2.Oid(hex=blob)].data, path=path)
-        _turns_by_blob[blob] = turn
-    return turn
+def _rows_from_json(data: Any) -> tuple[tuple[str, str], ...]:
+    """Cached coverage rows back as pairs; ValueError for anything else (a cache miss)."""
+    if isinstance(data, list) and all(
+        isinstance(row, list) and len(row) == 2 and all(isinstance(part, str) for part in row)
+        for row in data
+    ):
+        return tuple((unit_id, decision) for unit_id, decision in data)
+    raise ValueError("not a list of [unit id, decision] pairs")
 
 
 def run_coverage(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[set[str], Counter[str]]:
@@ -112,7 +110,7 @@ def _compute_state(
     for path, blob in iter_blobs(repo, tree, INBOX_DIR):
         if not path.endswith(".yaml"):
             continue
-        turn = _turn(repo, path, blob)
+        turn = capture_turn(repo, blob, path=path)
         units = []
         open_units = 0
         for unit in units_of(turn, capture=path, blob=blob):

@@ -89,6 +89,15 @@ def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
     problems = list(iter_schema_problems(data, schema, path=source))
     if problems:
         raise InvalidInputError.from_problems(problems)
+    return turn_from_trusted(data)
+
+
+def turn_from_trusted(data: dict[str, Any]) -> Turn:
+    """Build the Turn from data checked before: ``Turn.to_dict()`` of a parsed capture.
+
+    The parse cache keeps captures in this form, so that reading one again does
+    not pay for the schema check a second time.
+    """
     messages = tuple(
         Message(
             role=item["role"],
