@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,13 @@ class Settings:
 
 
 def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
+    """Check memgit.yaml's content and read it; the same content is parsed once per process
+    (a run reads the working tree's copy, then its checks read the committed one)."""
+    return _parse_settings(text, path)
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_settings(text: str | bytes, path: str) -> Settings:
     data = parse_yaml(text, source=path)
     problems = list(iter_schema_problems(data, "config", path=path))
     if problems:

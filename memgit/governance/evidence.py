@@ -20,7 +20,6 @@ from collections.abc import Iterator
 
 import pygit2
 
-from memgit.capture.turn import parse_capture
 from memgit.catalog import Catalog
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
@@ -28,17 +27,19 @@ from memgit.evidence import EvidenceUnit, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
 from memgit.memory import Memory, parse_memory
+from memgit.parsecache import capture_turn
 from memgit.runrecord import RunRecord, parse_run_record
 
 HOOK_ID = "memgit-evidence"
 
 
 def _units(view: CommitView, blob: str, capture_path: str) -> dict[str, EvidenceUnit] | None:
-    data = view.object_data(blob)
-    if data is None:
+    if view.object_data(blob) is None:
         return None
     try:
-        turn = parse_capture(data, path=capture_path)
+        # A cached parse is of this very content (keyed by blob id); memgit-schemas
+        # still parses each changed file for real.
+        turn = capture_turn(view.repo, blob, path=capture_path)
     except MemgitError:
         return None
     return {unit.id: unit for unit in units_of(turn, capture=capture_path, blob=blob)}
@@ -155,16 +156,15 @@ def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
                 hint="a run record is the history of one run and never changes",
             )
             continue
-        data = view.read(path)
         try:
-            record = parse_run_record(data or b"", path=path)
+            record = view.parsed(path, parse_run_record)
         except MemgitError:
             continue  # memgit-schemas reports it
         explained.update(d["memory_id"] for d in record.decisions)
         yield from iter_run_problems(view, path, record)
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
-            memory = parse_memory(view.read(path) or b"", path=path)
+            memory = view.parsed(path, parse_memory)
         except MemgitError:
             continue
         yield from iter_source_problems(view, path, memory)

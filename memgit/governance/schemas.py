@@ -44,14 +44,14 @@ def _misplaced(path: str, expected: str) -> Problem:
     )
 
 
-def _check_capture(path: str, data: bytes) -> Iterator[Problem]:
-    turn = parse_capture(data, path=path)
+def _check_capture(path: str, view: CommitView) -> Iterator[Problem]:
+    turn = view.parsed(path, parse_capture)
     if turn.path != path:
         yield _misplaced(path, turn.path)
 
 
-def _check_memory(path: str, data: bytes, view: CommitView) -> Iterator[Problem]:
-    memory = parse_memory(data, path=path)
+def _check_memory(path: str, view: CommitView) -> Iterator[Problem]:
+    memory = view.parsed(path, parse_memory)
     if memory.path != path:
         yield _misplaced(path, memory.path)
     settings = view.settings
@@ -73,39 +73,38 @@ def _check_memory(path: str, data: bytes, view: CommitView) -> Iterator[Problem]
         )
 
 
-def _check_run(path: str, data: bytes) -> Iterator[Problem]:
-    record = parse_run_record(data, path=path)
+def _check_run(path: str, view: CommitView) -> Iterator[Problem]:
+    record = view.parsed(path, parse_run_record)
     if record.path != path:
         yield _misplaced(path, record.path)
 
 
-def _check_config(path: str, data: bytes) -> Iterator[Problem]:
-    parse_settings(data, path=path)
+def _check_config(path: str, view: CommitView) -> Iterator[Problem]:
+    view.parsed(path, parse_settings)
     return iter(())
 
 
-def iter_file_problems(path: str, data: bytes, view: CommitView) -> Iterator[Problem]:
+def iter_file_problems(path: str, view: CommitView) -> Iterator[Problem]:
     """Problems of one file of a known kind (nothing for other files)."""
-    checks: dict[str, Callable[[], Iterator[Problem]]] = {
-        "config": lambda: _check_config(path, data),
-        "capture": lambda: _check_capture(path, data),
-        "memory": lambda: _check_memory(path, data, view),
-        "run": lambda: _check_run(path, data),
+    checks: dict[str, Callable[[str, CommitView], Iterator[Problem]]] = {
+        "config": _check_config,
+        "capture": _check_capture,
+        "memory": _check_memory,
+        "run": _check_run,
     }
     kind = kind_of(path)
     if kind is None:
         return
     try:
-        yield from checks[kind]()
+        yield from checks[kind](path, view)
     except MemgitError as err:
         yield from err.problems or (err.problem,)
 
 
 def iter_schema_problems(view: CommitView) -> Iterator[Problem]:
     for path in sorted(view.changed):
-        data = view.read(path)
-        if data is not None:
-            yield from iter_file_problems(path, data, view)
+        if view.read(path) is not None:
+            yield from iter_file_problems(path, view)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,7 +44,7 @@ def _memory_in(view: CommitView, commit: str, memory_id: str, scope: str) -> Mem
 def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
-            memory = parse_memory(view.read(path) or b"", path=path)
+            memory = view.parsed(path, parse_memory)
         except MemgitError:
             continue
         others = [p for p in view.paths_of(memory.id) if p != path]

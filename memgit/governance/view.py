@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import pygit2
 
@@ -12,6 +13,8 @@ from memgit.errors import MemgitError
 from memgit.index.lookup import indexed_memory_paths
 from memgit.settings import Settings, parse_settings
 from memgit.store.tree import blob_at, diff_trees, iter_blobs
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,21 @@ class CommitView:
     def read(self, path: str) -> bytes | None:
         blob = blob_at(self.tree, path)
         return self.repo[blob].data if blob is not None else None
+
+    def parsed(self, path: str, parse: Callable[..., T]) -> T:
+        """``parse(data, path=path)`` of this tree's file, once per view: several
+        checks read each changed memory and run record. A parse error is raised
+        again each time."""
+        key = f"parsed:{parse.__module__}.{parse.__qualname__}:{path}"
+        if key not in self._cache:
+            try:
+                self._cache[key] = parse(self.read(path) or b"", path=path)
+            except MemgitError as err:
+                self._cache[key] = err
+        value = self._cache[key]
+        if isinstance(value, MemgitError):
+            raise value
+        return value  # type: ignore[return-value]
 
     def read_parent(self, path: str) -> bytes | None:
         blob = blob_at(self.parent, path)
