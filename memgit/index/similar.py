@@ -19,7 +19,7 @@ import sqlite3
 from memgit.index.search import MEMORY_COLUMNS, MEMORY_WEIGHTS, MemoryRow, memory_row
 from memgit.index.tokens import STOP_WORDS, iter_query_words, quote_term
 
-POOL = 2000
+POOL = 1000
 MAX_WORDS = 64  # distinct words of the text considered, in order
 MAX_TERMS = 8  # words in the final query
 COMMON_TERMS = 3  # words that must all occur when every word is common
