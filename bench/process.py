@@ -22,12 +22,17 @@ repository and runs ``process`` once; the backend object is wrapped so its
   and answer parsing inside memgit are exercised but no model time is.
 
 Reported per size and backend: median and p95 of (run wall time - backend
-time) in ms, and the backend time. Goal: under 100 ms per run (p95) at 100k
-memories, with memgit.yaml as ``init`` writes it. ``--variants no-related``
-adds rows with ``gate.related_memories: 0`` (committed in the working copy),
-which shows what a run costs beneath the related-memory lookup.
-``--profile N`` runs one extra cProfiled run per row and prints the top N
-functions by cumulative time. Missing a goal never changes the exit status.
+time) in ms, and the backend time. The baseline, measured in the same
+repository and interleaved with memgit's runs: a plain ``git add`` +
+``git commit`` of the two files a run writes (a memory and a run record),
+as two git processes; ``x git`` is memgit's median over git's.
+
+Goal: under 100 ms per run (p95) at 100k memories, with memgit.yaml as
+``init`` writes it. ``--variants no-related`` adds rows with
+``gate.related_memories: 0`` (committed in the working copy), which shows
+what a run costs beneath the related-memory lookup. ``--profile N`` runs one
+extra cProfiled run per row and prints the top N functions by cumulative
+time. Missing a goal never changes the exit status.
 """
 
 from __future__ import annotations
@@ -292,6 +297,19 @@ def child_run(repo: Path, backend_name: str, url: str | None, profile_to: str | 
     )
 
 
+def git_commit_sample(repo: Path, number: int) -> float:
+    """Seconds for ``git add`` + ``git commit`` of two new files the size of a run's."""
+    folder = repo / "bench-baseline"
+    folder.mkdir(exist_ok=True)
+    names = [f"bench-baseline/{number:06d}.md", f"bench-baseline/{number:06d}.json"]
+    (repo / names[0]).write_text(f"---\nid: b{number}\n---\nA baseline memory {number}.\n")
+    (repo / names[1]).write_text(json.dumps({"run": number, "pad": "x" * 1500}))
+    started = time.perf_counter()
+    _git(repo, "add", "--", *names)
+    _git(repo, "commit", "-q", "-m", f"baseline {number}")
+    return time.perf_counter() - started
+
+
 def _child(repo: Path, backend: str, url: str | None, profile_to: str | None = None) -> dict:
     args = [sys.executable, str(Path(__file__).resolve()), "--child", str(repo), backend]
     if url:
@@ -384,14 +402,17 @@ def measure(size: int, args: argparse.Namespace, server: Any) -> list[dict[str, 
             set_related(repo, 0 if variant == "no-related" else None)
             url = server.base_url if backend == "instant" else None
             samples = []
+            baseline = []
             for number in range(args.warmup + args.runs):
                 capture_fresh_turn(repo, counter, rng)
                 counter += 1
                 sample = _child(repo, backend, url)
                 if sample["runs"] != 1:
                     raise RuntimeError(f"expected one run, got {sample}")
+                git_seconds = git_commit_sample(repo, counter)
                 if number >= args.warmup:
                     samples.append(sample)
+                    baseline.append(1000 * git_seconds)
             outside = [1000 * (s["wall"] - s["backend"]) for s in samples]
             row = {
                 "size": size,
@@ -402,7 +423,9 @@ def measure(size: int, args: argparse.Namespace, server: Any) -> list[dict[str, 
                 "outside_p95_ms": _percentile(outside, 0.95),
                 "backend_median_ms": statistics.median(1000 * s["backend"] for s in samples),
                 "wall_median_ms": statistics.median(1000 * s["wall"] for s in samples),
+                "git_median_ms": statistics.median(baseline),
                 "samples_ms": outside,
+                "git_samples_ms": baseline,
             }
             if args.profile:
                 capture_fresh_turn(repo, counter, rng)
@@ -426,13 +449,14 @@ def _row_line(row: dict[str, Any]) -> str:
     return (
         f"{row['size']:>8,} {row['backend']:<8} {row['variant']:<10} {row['runs']:>4} "
         f"{row['outside_median_ms']:>11.1f} {row['outside_p95_ms']:>9.1f} "
-        f"{row['backend_median_ms']:>11.1f} {row['wall_median_ms']:>9.1f}"
+        f"{row['backend_median_ms']:>11.1f} {row['wall_median_ms']:>9.1f} "
+        f"{row['git_median_ms']:>8.1f} {row['outside_median_ms'] / row['git_median_ms']:>6.2f}"
     )
 
 
 HEADER = (
     f"{'memories':>8} {'backend':<8} {'variant':<10} {'runs':>4} {'outside/med':>11} {'p95':>9} "
-    f"{'backend/med':>11} {'wall/med':>9}   (ms)"
+    f"{'backend/med':>11} {'wall/med':>9} {'git/med':>8} {'x git':>6}   (ms)"
 )
 
 
