@@ -119,6 +119,7 @@ class LibgitIndex:
 class GitIndex:
     """The index read and written by git's own commands (cheap while it is large)."""
 
+    _LOOKUP = ("ls-files", "--stage", "-z", "--")
     _UPDATE = ("update-index", "-z", "--index-info")
 
     def __init__(self, repo: pygit2.Repository, git: str) -> None:
@@ -143,7 +144,7 @@ class GitIndex:
         builds and checks the commit): its 14 ms at 100k files then cost nothing."""
         wanted = tuple(paths)
         if wanted:
-            self._lookup = (wanted, self._start(["ls-files", "--stage", "-z", "--", *wanted]))
+            self._lookup = (wanted, self._start([*self._LOOKUP, *wanted]))
 
     def staged(self, paths: Iterable[str]) -> dict[str, pygit2.Oid | str | None]:
         wanted = tuple(paths)
@@ -153,9 +154,9 @@ class GitIndex:
         lookup, self._lookup = self._lookup, None
         if lookup is None or lookup[0] != wanted:
             if lookup is not None:
-                self._finish(lookup[1], "ls-files", b"")
-            lookup = (wanted, self._start(["ls-files", "--stage", "-z", "--", *wanted]))
-        listing = self._finish(lookup[1], "ls-files", b"")
+                lookup[1].communicate()  # paths other than those asked for now
+            lookup = (wanted, self._start([*self._LOOKUP, *wanted]))
+        listing = self._finish(lookup[1], self._LOOKUP[0], b"")
         for record in listing.split(b"\0"):
             if not record:
                 continue
