@@ -102,6 +102,7 @@ def test_every_command_is_documented() -> None:
 
 # --- usage errors -----------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "args",
     [

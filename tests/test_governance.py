@@ -186,7 +186,7 @@ def gate_codes(path: Path) -> set[str]:
     repo = pygit2.Repository(str(path))
     head = repo.head.peel(pygit2.Commit)
     try:
-        check_tree(repo, staged_tree(repo), head)
+        check_tree(repo, staged_tree(repo, head), head)
     except MemgitError as err:
         return {problem.code for problem in err.problems or (err.problem,)}
     return set()

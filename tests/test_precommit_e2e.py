@@ -304,3 +304,16 @@ def test_a_skipped_hook_is_caught_by_verify(consumer: Consumer) -> None:
     assert verified.stderr.decode().startswith(
         f"error[secret-detected]: {done.after[:12]}: notes.md: line 1: "
     )
+
+
+def test_commit_all_is_checked_as_committed(consumer: Consumer) -> None:
+    """``git commit -a`` stages into a temporary index (GIT_INDEX_FILE): the hooks check that."""
+    memory = consumer.path / consumer.lint_path
+    edited = memory.read_text("utf-8").replace("before every commit.\n", "before every push.\n")
+    memory.write_text(edited, "utf-8")
+    done = consumer.commit("push, not commit", "-a")
+    assert done.status != 0, done.output
+    assert done.after == done.before
+    assert done.hook_result("memgit-evidence") == "Failed", done.output
+    assert f"error[quote-not-found]: {consumer.lint_path}: sources[0].quote: " in done.output
+    assert memory.read_text("utf-8") == edited

@@ -19,7 +19,7 @@ def staged_view(start: Path, filenames: Sequence[str]) -> CommitView:
     """The staged tree against HEAD; with filenames (as pre-commit passes them), just those."""
     repo = open_repository(start)
     base = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
-    view = view_of_tree(repo, staged_tree(repo), base)
+    view = view_of_tree(repo, staged_tree(repo, base), base)
     if not filenames:
         return view
     wanted = frozenset(name.replace("\\", "/").removeprefix("./") for name in filenames)

@@ -33,13 +33,32 @@ def check_repo_path(path: str) -> list[str]:
     return parts
 
 
+Entry = tuple[pygit2.Oid, int]
+"""An existing object's id and file mode, as an index entry holds them."""
+Change = bytes | Entry | None
+"""A file's new content, an existing object to place, or None to delete it."""
+
+
 def build_tree(
     repo: pygit2.Repository,
     base: pygit2.Tree | None,
     changes: Mapping[str, bytes | None],
 ) -> pygit2.Oid:
     """Return the id of ``base`` with ``changes`` applied (``None`` deletes a file)."""
-    split = {tuple(check_repo_path(path)): data for path, data in changes.items()}
+    split: dict[tuple[str, ...], Change] = {
+        tuple(check_repo_path(path)): data for path, data in changes.items()
+    }
+    oid, _ = _build(repo, base, split, prefix="")
+    return oid
+
+
+def place_entries(
+    repo: pygit2.Repository, base: pygit2.Tree | None, entries: Mapping[str, Entry | None]
+) -> pygit2.Oid:
+    """Return the id of ``base`` with these index entries placed (paths git already vetted)."""
+    split: dict[tuple[str, ...], Change] = {
+        tuple(path.split("/")): entry for path, entry in entries.items()
+    }
     oid, _ = _build(repo, base, split, prefix="")
     return oid
 
@@ -47,33 +66,27 @@ def build_tree(
 def _build(
     repo: pygit2.Repository,
     base: pygit2.Tree | None,
-    changes: dict[tuple[str, ...], bytes | None],
+    changes: dict[tuple[str, ...], Change],
     prefix: str,
 ) -> tuple[pygit2.Oid, int]:
     builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
-    subdirs: dict[str, dict[tuple[str, ...], bytes | None]] = {}
+    subdirs: dict[str, dict[tuple[str, ...], Change]] = {}
+    files: dict[str, bytes | Entry] = {}
     for parts, data in changes.items():
         name = parts[0]
         if len(parts) > 1:
             subdirs.setdefault(name, {})[parts[1:]] = data
-            continue
-        existing = builder.get(name)
-        if existing is not None and existing.filemode == pygit2.enums.FileMode.TREE:
-            raise ConflictError(
-                f"{prefix}{name} is a folder in the repository, not a file",
-                code="path-conflict",
-                path=prefix + name,
-            )
-        if data is None:
-            if existing is not None:
-                builder.remove(name)
-        else:
-            builder.insert(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+        elif data is not None:
+            files[name] = data
+        elif _is_tree(builder.get(name)):
+            raise _folder_not_file(prefix + name)
+        elif builder.get(name) is not None:
+            builder.remove(name)  # first, so a folder may take a removed file's place
     for name, sub_changes in subdirs.items():
         existing = builder.get(name)
         sub_base: pygit2.Tree | None = None
         if existing is not None:
-            if existing.filemode != pygit2.enums.FileMode.TREE:
+            if not _is_tree(existing):
                 raise ConflictError(
                     f"{prefix}{name} is not a folder in the repository (a file or symlink)",
                     code="path-conflict",
@@ -86,7 +99,24 @@ def _build(
             builder.insert(name, sub_id, pygit2.enums.FileMode.TREE)
         elif existing is not None:
             builder.remove(name)
+    for name, data in files.items():  # last, so a file may take an emptied folder's place
+        if _is_tree(builder.get(name)):
+            raise _folder_not_file(prefix + name)
+        if isinstance(data, bytes):
+            builder.insert(name, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+        else:
+            builder.insert(name, data[0], data[1])
     return builder.write(), len(builder)
+
+
+def _folder_not_file(path: str) -> ConflictError:
+    return ConflictError(
+        f"{path} is a folder in the repository, not a file", code="path-conflict", path=path
+    )
+
+
+def _is_tree(entry: pygit2.Object | None) -> bool:
+    return entry is not None and entry.filemode == pygit2.enums.FileMode.TREE
 
 
 def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
