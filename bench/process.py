@@ -25,7 +25,9 @@ Reported per size and backend: median and p95 of (run wall time - backend
 time) in ms, and the backend time. The baseline, measured in the same
 repository and interleaved with memgit's runs: a plain ``git add`` +
 ``git commit`` of the two files a run writes (a memory and a run record),
-as two git processes; ``x git`` is memgit's median over git's.
+as two git processes; ``x git`` is memgit's median over git's. At 100k the
+warm-up run puts Git's index in split mode (docs/decisions/0005-split-index.md),
+for memgit's runs and git's alike.
 
 Goal: under 100 ms per run (p95) at 100k memories, with memgit.yaml as
 ``init`` writes it. ``--variants no-related`` adds rows with

@@ -412,3 +412,65 @@ def test_a_refused_change_leaves_no_lookup_running(plain_repo: pygit2.Repository
     running = [w for w in caught if "subprocess" in str(w.message)]
     assert not running, [str(w.message) for w in running]
     assert str(plain_repo.head.target) == head
+
+
+def _split_mode(path: Path) -> bool:
+    """The index file links to a shared index (git's split mode)."""
+    shared = list((path / ".git").glob("sharedindex.*"))
+    return bool(shared) and b"link" in (path / ".git" / "index").read_bytes()
+
+
+def test_a_large_index_is_put_in_split_mode_by_its_first_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From then on git rewrites only the small index file; git sees every entry."""
+    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)  # as for a large index
+    repo = _plain_repo(tmp_path)
+    path = Path(repo.workdir)
+    # git writes a new shared index once 20% of entries changed: at 3 files, always.
+    git(path, "config", "splitIndex.maxPercentChange", "100")
+    assert not _split_mode(path)
+    commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    assert _split_mode(path)
+    shared = sorted((path / ".git").glob("sharedindex.*"))
+    commit_change(repo, write({"notes/b.txt": b"B\n", "README": None}), guard=None)
+    assert sorted((path / ".git").glob("sharedindex.*")) == shared  # not rewritten
+    assert git(path, "ls-files").split() == ["notes/a.txt", "notes/b.txt"]
+    assert git(path, "status", "--porcelain") == ""
+    assert git(path, "config", "--get", "core.splitIndex", check=False) == ""
+
+
+def test_core_split_index_false_keeps_the_index_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
+    repo = _plain_repo(tmp_path)
+    path = Path(repo.workdir)
+    git(path, "config", "core.splitIndex", "false")
+    commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    assert not list((path / ".git").glob("sharedindex.*"))
+    assert repo.index["notes/a.txt"].id == repo.head.peel(pygit2.Commit).tree["notes/a.txt"].id
+
+
+@pytest.mark.parametrize("how", ["command", "config"])
+def test_a_small_index_in_split_mode_is_reached_through_git(tmp_path: Path, how: str) -> None:
+    """libgit2 cannot read a split index: memgit asks git, whatever the index's size."""
+    repo = _plain_repo(tmp_path)
+    path = Path(repo.workdir)
+    if how == "command":
+        git(path, "update-index", "--split-index")
+    else:
+        git(path, "config", "core.splitIndex", "true")
+    (path / "notes").mkdir()
+    (path / "notes" / "mine.txt").write_text("staged by hand\n")
+    git(path, "add", "notes/mine.txt")
+    assert _split_mode(path)
+    with pytest.raises(pygit2.GitError):
+        repo.index.read(True)
+    with pytest.raises(ConflictError) as caught:  # a staged edit is still seen
+        commit_change(repo, write({"notes/mine.txt": b"memgit's\n"}), guard=None)
+    assert caught.value.code == "local-edits"
+    commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    assert git(path, "ls-files").split() == ["README", "notes/a.txt", "notes/mine.txt"]
+    assert git(path, "status", "--porcelain") == "A  notes/mine.txt\n"
+    assert _split_mode(path)

@@ -9,6 +9,11 @@ libgit2 and a large one by ``git ls-files`` and ``git update-index``
 (docs/decisions/0004-large-index-through-git.md). Both give the same entries;
 entries written through git carry no stat data, so git re-reads those few
 files once on the next ``git status`` and finds them clean.
+
+git's first write of a large index puts it in split mode (the entries in a
+shared file written rarely, the changes in a small ``.git/index``): 10 ms a
+write instead of 44 (docs/decisions/0005-split-index.md). libgit2 cannot read
+a split index, so one is always reached through git.
 """
 
 from __future__ import annotations
@@ -25,15 +30,14 @@ from typing import IO, Protocol
 import pygit2
 
 from memgit.errors import ConflictError
+from memgit.store.tree import Entry
 
 # Above this index size git's fixed start-up cost is smaller than libgit2's
 # per-byte cost (measured: both about 5 ms at 1 MB, about 13k files).
 GIT_INDEX_BYTES = 1_000_000
+SHARED_INDEX_PREFIX = "sharedindex."
 LOCK_WAIT = 5.0
 _NO_BLOB = "0" * 40
-
-Entry = tuple[pygit2.Oid, int]
-"""A file's blob id and mode."""
 
 
 class IndexEntries(Protocol):
@@ -58,15 +62,33 @@ class IndexEntries(Protocol):
 
 
 def open_index(repo: pygit2.Repository) -> IndexEntries:
-    """The cheaper way to reach this repository's index, by its size."""
+    """The cheaper way to reach this repository's index, by its size and mode.
+
+    A large index is put in split mode on its first write through git, unless
+    ``core.splitIndex`` says false (docs/decisions/0005-split-index.md).
+    """
+    gitdir = Path(repo.path)
     try:
-        size = (Path(repo.path) / "index").stat().st_size
+        size = (gitdir / "index").stat().st_size
     except FileNotFoundError:
         size = 0
+    shared = any(name.startswith(SHARED_INDEX_PREFIX) for name in os.listdir(gitdir))
+    wanted = _split_index_setting(repo)
     git = shutil.which("git")
-    if size >= GIT_INDEX_BYTES and git is not None:
-        return GitIndex(repo, git)
+    if git is None:
+        return LibgitIndex(repo)
+    if shared or wanted or size >= GIT_INDEX_BYTES:
+        # Split it here only if it is not split yet and the configuration is silent.
+        return GitIndex(repo, git, make_split=not shared and wanted is None)
     return LibgitIndex(repo)
+
+
+def _split_index_setting(repo: pygit2.Repository) -> bool | None:
+    """``core.splitIndex`` as configured: True, False, or None when unset."""
+    try:
+        return repo.config.get_bool("core.splitIndex")
+    except (KeyError, pygit2.GitError):
+        return None
 
 
 class LibgitIndex:
@@ -121,10 +143,13 @@ class GitIndex:
 
     _LOOKUP = ("ls-files", "--stage", "-z", "--")
     _UPDATE = ("update-index", "-z", "--index-info")
+    _SPLIT_UPDATE = ("update-index", "--split-index", "-z", "--index-info")
 
-    def __init__(self, repo: pygit2.Repository, git: str) -> None:
+    def __init__(self, repo: pygit2.Repository, git: str, *, make_split: bool) -> None:
+        """``make_split``: put the index in split mode with the next write."""
         self.repo = repo
         self.git = git
+        self.make_split = make_split
         self._lookup: tuple[tuple[str, ...], subprocess.Popen[bytes]] | None = None
         self._update: tuple[bytes, subprocess.Popen[bytes]] | None = None
 
@@ -179,10 +204,13 @@ class GitIndex:
             mode, blob = (0, _NO_BLOB) if entry is None else (entry[1], str(entry[0]))
             lines.append(f"{mode:o} {blob}\t{path}\0".encode("utf-8", "surrogateescape"))
         data = b"".join(lines)
+        # In split mode git rewrites only the small index file, not all the entries.
+        args = self._SPLIT_UPDATE if self.make_split else self._UPDATE
+        self.make_split = False
         with tempfile.TemporaryFile() as feed:  # a file, not a pipe: no buffer to fill
             feed.write(data)
             feed.seek(0)
-            self._update = (data, self._start(self._UPDATE, feed))
+            self._update = (data, self._start(args, feed))
 
     def finish_write(self) -> None:
         if self._update is None:

@@ -18,8 +18,8 @@ import pygit2
 
 from memgit.constants import CACHE_DIR
 from memgit.errors import ConflictError, InvalidInputError
-from memgit.store.gitindex import Entry, IndexEntries
-from memgit.store.tree import blob_at
+from memgit.store.gitindex import IndexEntries
+from memgit.store.tree import Entry, blob_at
 
 
 def check_no_symlinks(workdir: Path, path: str) -> None:
