@@ -420,22 +420,47 @@ def _split_mode(path: Path) -> bool:
     return bool(shared) and b"link" in (path / ".git" / "index").read_bytes()
 
 
-def test_a_large_index_is_put_in_split_mode_by_its_first_write(
+def _shared_indexes(path: Path) -> list[Path]:
+    return sorted((path / ".git").glob("sharedindex.*"))
+
+
+def test_a_large_index_is_kept_in_split_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """From then on git rewrites only the small index file; git sees every entry."""
-    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)  # as for a large index
-    repo = _plain_repo(tmp_path)
-    path = Path(repo.workdir)
-    # git writes a new shared index once 20% of entries changed: at 3 files, always.
-    git(path, "config", "splitIndex.maxPercentChange", "100")
+    """The first write splits a large index; later ones rewrite only the small part,
+    until that part has grown large again (every entry's stat data refreshed)."""
+    path = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(path))
+    past = time.time() - 60  # no entry is "racily clean": git would keep it in the small part
+    for number in range(300):
+        (path / f"f{number:03}.txt").write_text(f"{number}\n")
+        os.utime(path / f"f{number:03}.txt", (past, past))
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "300 files")
+    whole = (path / ".git" / "index").stat().st_size
+    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", whole // 4)  # 300 files count as large
+    repo = open_repository(path)
     assert not _split_mode(path)
     commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
     assert _split_mode(path)
-    shared = sorted((path / ".git").glob("sharedindex.*"))
-    commit_change(repo, write({"notes/b.txt": b"B\n", "README": None}), guard=None)
-    assert sorted((path / ".git").glob("sharedindex.*")) == shared  # not rewritten
-    assert git(path, "ls-files").split() == ["notes/a.txt", "notes/b.txt"]
+    shared = _shared_indexes(path)
+    assert len(shared) == 1
+    assert (path / ".git" / "index").stat().st_size < whole // 4
+    commit_change(repo, write({"notes/b.txt": b"B\n", "f000.txt": None}), guard=None)
+    assert _shared_indexes(path) == shared  # only the small part was written
+    assert (path / ".git" / "index").stat().st_size < whole // 4
+    assert git(path, "status", "--porcelain") == ""
+    files = git(path, "ls-files").split()
+    assert len(files) == 301 and "notes/b.txt" in files and "f000.txt" not in files
+
+    earlier = time.time() - 30
+    for number in range(1, 300):
+        os.utime(path / f"f{number:03}.txt", (earlier, earlier))
+    git(path, "status", "--porcelain")  # refreshes all stat data into the small part
+    assert (path / ".git" / "index").stat().st_size >= whole // 4
+    commit_change(repo, write({"notes/c.txt": b"C\n"}), guard=None)
+    assert len(_shared_indexes(path)) == 2  # the entries moved to a new shared index
+    assert (path / ".git" / "index").stat().st_size < whole // 4
     assert git(path, "status", "--porcelain") == ""
     assert git(path, "config", "--get", "core.splitIndex", check=False) == ""
 

@@ -64,7 +64,7 @@ class IndexEntries(Protocol):
 def open_index(repo: pygit2.Repository) -> IndexEntries:
     """The cheaper way to reach this repository's index, by its size and mode.
 
-    A large index is put in split mode on its first write through git, unless
+    A large index file is put in split mode by the next write, unless
     ``core.splitIndex`` says false (docs/decisions/0005-split-index.md).
     """
     gitdir = Path(repo.path)
@@ -78,8 +78,10 @@ def open_index(repo: pygit2.Repository) -> IndexEntries:
     if git is None:
         return LibgitIndex(repo)
     if shared or wanted or size >= GIT_INDEX_BYTES:
-        # Split it here only if it is not split yet and the configuration is silent.
-        return GitIndex(repo, git, make_split=not shared and wanted is None)
+        # A large .git/index is a whole one, or a split one whose own part has grown
+        # (a `git status` that refreshed every entry's stat data puts them all there):
+        # either way the next write moves the entries to a new shared index.
+        return GitIndex(repo, git, make_split=wanted is not False and size >= GIT_INDEX_BYTES)
     return LibgitIndex(repo)
 
 
