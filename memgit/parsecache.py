@@ -28,6 +28,7 @@ import pygit2
 from memgit import __version__
 from memgit.capture.turn import Turn, parse_capture, turn_from_trusted
 from memgit.constants import CACHE_DIR
+from memgit.settings import Settings, parse_settings, settings_from_json, settings_to_json
 
 T = TypeVar("T")
 
@@ -127,4 +128,18 @@ def capture_turn(repo: pygit2.Repository, blob: str, *, path: str) -> Turn:
         lambda: parse_capture(repo[blob].data, path=path),
         encode=Turn.to_dict,
         decode=turn_from_trusted,
+    )
+
+
+def repository_settings(repo: pygit2.Repository, data: bytes) -> Settings:
+    """The Settings of memgit.yaml content ``data``: every command reads the file, and its
+    strict parse and schema check (6 ms) run once per content per repository. The strict
+    YAML loader yields only what JSON holds (text keys), so the entry gives them back."""
+    return cached(
+        repo,
+        "settings",
+        str(pygit2.hash(data)),
+        lambda: parse_settings(data),
+        encode=settings_to_json,
+        decode=settings_from_json,
     )

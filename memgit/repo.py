@@ -14,7 +14,8 @@ from memgit.capture.read import parse_turn
 from memgit.capture.turn import Turn
 from memgit.errors import UsageError
 from memgit.init import InitResult, init_repository
-from memgit.settings import Settings, load_settings
+from memgit.parsecache import repository_settings
+from memgit.settings import Settings, read_config
 from memgit.store.repository import open_repository
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class MemoryRepo:
     def open(cls, path: str | Path = ".") -> MemoryRepo:
         """Open the memory repository containing ``path`` (searched upward)."""
         git = open_repository(Path(path))
-        return cls(git, load_settings(Path(git.workdir)))
+        return cls(git, repository_settings(git, read_config(Path(git.workdir))))
 
     @classmethod
     def init(cls, path: str | Path = ".") -> InitResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -81,11 +82,10 @@ def _parse_settings(text: str | bytes, path: str) -> Settings:
     )
 
 
-def load_settings(workdir: Path) -> Settings:
-    """Read ``memgit.yaml`` from the working tree, as git reads .gitattributes."""
-    path = workdir / CONFIG_FILE
+def read_config(workdir: Path) -> bytes:
+    """``memgit.yaml`` from the working tree (read there, as git reads .gitattributes)."""
     try:
-        data = path.read_bytes()
+        return (workdir / CONFIG_FILE).read_bytes()
     except FileNotFoundError:
         raise UsageError(
             f"this Git repository is not a memory repository (no {CONFIG_FILE})",
@@ -93,7 +93,24 @@ def load_settings(workdir: Path) -> Settings:
             path=str(workdir),
             hint="run `memgit init` to set it up",
         ) from None
-    return parse_settings(data, path=CONFIG_FILE)
+
+
+def settings_to_json(settings: Settings) -> dict[str, Any]:
+    return dataclasses.asdict(settings)
+
+
+def settings_from_json(data: dict[str, Any]) -> Settings:
+    """Settings from ``settings_to_json``'s data (raises KeyError or TypeError on another shape)."""
+    author = data["author"]
+    return Settings(
+        format_version=data["format_version"],
+        memory_types=tuple(data["memory_types"]),
+        scopes=tuple(data["scopes"]),
+        gate=dict(data["gate"]),
+        review_enabled=data["review_enabled"],
+        retention_days=data["retention_days"],
+        author=(author[0], author[1]) if author is not None else None,
+    )
 
 
 def gate_setting(settings: Settings, key: str, default: int) -> int:

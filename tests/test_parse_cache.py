@@ -21,7 +21,7 @@ import pytest
 from test_process import RULES_TURNS, capture, configure, open_repo, user_turn
 
 import memgit
-from memgit import parsecache, pending
+from memgit import MemoryRepo, parsecache, pending
 from memgit.capture import turn as turn_module
 from memgit.governance.evidence import iter_source_problems
 from memgit.governance.view import view_of_commit
@@ -312,3 +312,39 @@ def test_the_evidence_check_reads_cached_captures_it_can_find(
     moved = dataclasses.replace(memory, sources=(dataclasses.replace(source, blob=absent),))
     codes = [problem.code for problem in iter_source_problems(view, name, moved)]
     assert codes == ["source-capture-missing"]
+
+
+# ---------------------------------------------------------------- memgit.yaml
+
+
+def settings_entries(path: Path) -> set[str]:
+    return {entry.stem for entry in (parsed_dir(path) / "settings").glob("*/*.json")}
+
+
+def test_settings_are_parsed_once_per_content(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process opening the repository reads memgit.yaml's entry, not the YAML;
+    another content is another entry."""
+    first = MemoryRepo.open(repo_path).settings
+    blob = git(repo_path, "hash-object", "memgit.yaml").strip()
+    assert settings_entries(repo_path) == {blob}
+    monkeypatch.setattr(parsecache, "_decoded", {})
+    with refused(monkeypatch, (parsecache, "parse_settings")):
+        assert MemoryRepo.open(repo_path).settings == first
+
+    configure(repo_path, gate={"batch_size": 7})
+    monkeypatch.setattr(parsecache, "_decoded", {})
+    assert MemoryRepo.open(repo_path).settings.gate["batch_size"] == 7
+    assert len(settings_entries(repo_path)) == 2
+
+
+def test_broken_settings_are_never_cached(repo_path: Path) -> None:
+    config = repo_path / "memgit.yaml"
+    config.write_text(config.read_text("utf-8").replace("backend: rules", "backend: [rules"))
+    for _ in range(2):
+        done = memgit_cli("-C", str(repo_path), "recall", "tea", "--json")
+        assert done.returncode != 0
+        error = json.loads(done.stdout)["error"]
+        assert (error["code"], error["path"]) == ("invalid-yaml", "memgit.yaml")
+        assert settings_entries(repo_path) == set()

@@ -11,7 +11,8 @@ import pygit2
 from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.index.lookup import indexed_memory_paths
-from memgit.settings import Settings, parse_settings
+from memgit.parsecache import repository_settings
+from memgit.settings import Settings
 from memgit.store.tree import blob_at, diff_trees, iter_blobs
 
 T = TypeVar("T")
@@ -86,7 +87,7 @@ class CommitView:
         if "settings" not in self._cache:
             data = self.read(CONFIG_FILE)
             try:
-                parsed = parse_settings(data, path=CONFIG_FILE) if data is not None else None
+                parsed = repository_settings(self.repo, data) if data is not None else None
             except MemgitError:
                 parsed = None
             self._cache["settings"] = parsed
