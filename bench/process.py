@@ -63,12 +63,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))  # the reusable scripted HTTP server
 
 CACHE = HERE / ".cache"
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 GOAL_MS = 100.0
 GOAL_SIZE = 100_000
 SOURCE = "bench-agent"
 SEED_SOURCE = "bench-seed"
 PER_CAPTURE = 50  # memories quoting one seed capture
+RUNS_PER = 10  # memories per run record of the past
 SCOPES = ("user", "project/api", "project/web", "project/infra")
 TYPES = ("fact", "preference", "decision", "procedure")
 WORDS = (
@@ -222,14 +223,48 @@ def _build(repo: Path, size: int, seed: int) -> None:
         [
             (f"bench: {len(seeds)} seed captures", [(t.path, d) for t, d, _ in seeds]),
             (
-                f"bench: {size} memories; the seed captures past retention",
-                [(t.path, None) for t, _, _ in seeds] + memories,  # type: ignore[misc]
+                f"bench: {size} memories, {size // RUNS_PER} run records; "
+                "the seed captures past retention",
+                [(t.path, None) for t, _, _ in seeds]  # type: ignore[misc]
+                + memories
+                + _run_history(size // RUNS_PER, epoch),
             ),
         ],
     )
     _git(repo, "reset", "--hard", "--quiet")
     if _git(repo, "status", "--porcelain", "--untracked-files=all").strip():
         raise RuntimeError(f"{repo} is not clean after the build")
+
+
+def _run_history(count: int, epoch: datetime) -> list[tuple[str, bytes]]:
+    """The run records of a repository's past (memgit reads them to know what is
+    processed): each one a run that found nothing to keep in two turns long gone."""
+    from memgit.runrecord import RunInput, RunRecord, render_run_record
+
+    records = []
+    for number in range(count):
+        stamp = epoch + timedelta(minutes=10 * number)
+        units = [f"{SOURCE}/past{number // 100:05d}/{number % 100 * 2 + i}#0" for i in (0, 1)]
+        record = RunRecord(
+            run_id=f"{stamp:%Y%m%dT%H%M%SZ}-{number % 32**6:06d}",
+            created=f"{stamp:%Y-%m-%dT%H:%M:%SZ}",
+            backend="rules",
+            prompt_digest="sha256:" + hashlib.sha256(b"%d" % number).hexdigest(),
+            inputs=tuple(
+                RunInput(path=f"inbox/{SOURCE}/past/{unit.split('#')[0]}.yaml", blob="0" * 40)
+                for unit in units
+            ),
+            gate_output={
+                "candidates": [],
+                "coverage": [
+                    {"unit_id": unit, "decision": "NO_CHANGE", "reason": "transient"}
+                    for unit in units
+                ],
+                "evidence_bindings": [],
+            },
+        )
+        records.append((record.path, render_run_record(record).encode("utf-8")))
+    return records
 
 
 def working_copy(cached: Path, dest: Path) -> Path:
@@ -263,7 +298,9 @@ class TimedBackend:
 
 def child_run(repo: Path, backend_name: str, url: str | None, profile_to: str | None) -> None:
     """Open ``repo`` and process once; print timings as JSON (imports are not timed)."""
-    import memgit.process  # noqa: F401  (imports happen before the clock starts)
+    # Imports happen before the clock starts, the rules backend's included.
+    import memgit.gate.backends.rules
+    import memgit.process  # noqa: F401
     from memgit.gate.backends import make_backend
     from memgit.gate.backends.openai import OpenAIBackend
     from memgit.index.lexical import LexicalIndex
