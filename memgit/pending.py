@@ -15,8 +15,9 @@ from typing import Any
 
 import pygit2
 
-from memgit.constants import INBOX_DIR, RUNS_DIR
+from memgit.constants import INBOX_DIR
 from memgit.evidence import EvidenceUnit, units_of
+from memgit.index.coverage import unit_coverage
 from memgit.parsecache import cached, capture_turn
 from memgit.runrecord import parse_run_record
 from memgit.store.tree import iter_blobs
@@ -64,21 +65,6 @@ def _rows_from_json(data: Any) -> tuple[tuple[str, str], ...]:
     raise ValueError("not a list of [unit id, decision] pairs")
 
 
-def run_coverage(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[set[str], Counter[str]]:
-    """Units covered with CANDIDATE or NO_CHANGE, and how often each unit was DEFERRED."""
-    processed: set[str] = set()
-    deferred: Counter[str] = Counter()
-    for path, blob in iter_blobs(repo, tree, RUNS_DIR):
-        if not path.endswith(".json"):
-            continue
-        for unit_id, decision in _coverage_rows(repo, path, blob):
-            if decision == "DEFERRED":
-                deferred[unit_id] += 1
-            else:
-                processed.add(unit_id)
-    return processed, deferred
-
-
 # A tree never changes, so its state is computed once per process: a run asks for
 # it before calling the Gate, again under the lock, and after committing.
 _states: dict[tuple[str, str, int], ProcessingState] = {}
@@ -103,17 +89,28 @@ def processing_state(
 def _compute_state(
     repo: pygit2.Repository, tree: pygit2.Tree, max_deferrals: int
 ) -> ProcessingState:
-    processed, deferred = run_coverage(repo, tree)
+    captures = []
+    for path, blob in iter_blobs(repo, tree, INBOX_DIR):
+        if path.endswith(".yaml"):
+            turn = capture_turn(repo, blob, path=path)
+            captures.append((path, blob, turn, units_of(turn, capture=path, blob=blob)))
+    supporting = {unit.id for *_, units in captures for unit in units if unit.can_support}
+    processed: set[str] = set()
+    deferred: Counter[str] = Counter()
+    for unit_id, decision in unit_coverage(
+        repo, tree, supporting, lambda path, blob: _coverage_rows(repo, path, blob)
+    ):
+        if decision == "DEFERRED":
+            deferred[unit_id] += 1
+        else:
+            processed.add(unit_id)
     pending: list[PendingCapture] = []
     stuck: list[str] = []
     done: dict[str, str] = {}
-    for path, blob in iter_blobs(repo, tree, INBOX_DIR):
-        if not path.endswith(".yaml"):
-            continue
-        turn = capture_turn(repo, blob, path=path)
+    for path, blob, turn, all_units in captures:
         units = []
         open_units = 0
-        for unit in units_of(turn, capture=path, blob=blob):
+        for unit in all_units:
             if unit.can_support and unit.id in processed:
                 unit = replace(unit, can_support=False)
             elif unit.can_support and deferred[unit.id] >= max_deferrals:

@@ -48,11 +48,15 @@ def processed(repo_path: Path) -> Path:
 
 @pytest.fixture
 def new_process(monkeypatch: pytest.MonkeyPatch) -> NewProcess:
-    """The processing state of HEAD, computed with nothing parsed in this process yet."""
+    """The processing state of HEAD, computed with nothing parsed in this process yet
+    and no coverage table (tests/test_coverage.py tests that)."""
 
     def compute(path: Path) -> ProcessingState:
         monkeypatch.setattr(pending, "_states", {})
         monkeypatch.setattr(parsecache, "_decoded", {})
+        # Without the coverage table, which would spare reading run records at all.
+        for name in ("coverage.sqlite", "coverage.sqlite-wal", "coverage.sqlite-shm"):
+            (path / ".git" / "memgit" / name).unlink(missing_ok=True)
         repo = open_repo(path).git
         state = processing_state(repo, repo.head.peel().tree, max_deferrals=DEFAULT_MAX_DEFERRALS)
         assert state.pending and state.processed and state.fully_processed

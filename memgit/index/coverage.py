@@ -1,0 +1,214 @@
+"""Which run records cover which units, kept in ``.git/memgit/coverage.sqlite``.
+
+What is still to process is derived from every run record on the branch. Reading
+them all for each ``memgit process`` grows with the history (10,000 records cost
+about 0.4 s even from the parse cache), so each record is read once: its coverage
+rows go into this table, keyed by path and blob id, and a ``runs/`` tree is marked
+ingested once every record in it is there. A tree not seen before is ingested by
+diffing it against the last tree ingested (only new records are read), or in full
+when there is none. A question then asks only about the units in the inbox, and
+keeps only rows whose record the tree still holds at that path, so records that
+were removed, or belong to another branch, never count.
+
+Rows are only added, never changed: a blob's content never changes. This is
+derived data: a file that is not a database of this version is replaced, and
+when ``.git/memgit/`` cannot be written the table lives in memory for the
+process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+
+import pygit2
+
+from memgit.constants import CACHE_DIR, RUNS_DIR
+from memgit.store.tree import blob_at, diff_trees
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x6D67636F  # "mgco"
+COVERAGE_FILE = "coverage.sqlite"
+BUSY_TIMEOUT_MS = 60_000
+# Unit ids per query: below SQLite's bound on bound parameters.
+_CHUNK = 500
+_GITLINK = 0o160000
+
+_SCHEMA = """
+CREATE TABLE record(path TEXT NOT NULL, blob TEXT NOT NULL, PRIMARY KEY (path, blob))
+    WITHOUT ROWID;
+CREATE TABLE unit(
+    unit_id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL, decision TEXT NOT NULL);
+CREATE INDEX unit_by_id ON unit(unit_id);
+CREATE TABLE ingested(tree TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX ingested_by_seq ON ingested(seq);
+"""
+
+RowsOf = Callable[[str, str], Iterable[tuple[str, str]]]
+"""(record path, blob id) -> the record's (unit id, decision) coverage rows."""
+
+
+def unit_coverage(
+    repo: pygit2.Repository, tree: pygit2.Tree, unit_ids: Collection[str], rows_of: RowsOf
+) -> list[tuple[str, str]]:
+    """(unit id, decision) of each coverage row the run records in ``tree`` hold for
+    ``unit_ids``; ``rows_of`` reads a record (and raises if it is broken)."""
+    runs = _runs_tree(repo, tree)
+    if runs is None or not unit_ids:
+        return []
+    path = Path(repo.path) / CACHE_DIR / COVERAGE_FILE
+    try:
+        with contextlib.closing(_open(path)) as conn:
+            rows = _rows(conn, repo, runs, unit_ids, rows_of)
+    except sqlite3.Error as err:  # a file we cannot write or trust: do without it
+        if not isinstance(err, sqlite3.OperationalError):
+            _remove(path)
+        with contextlib.closing(_create(_connect(":memory:"))) as conn:
+            rows = _rows(conn, repo, runs, unit_ids, rows_of)
+    held: dict[str, bool] = {}
+    found = []
+    for unit_id, path, blob, decision in rows:
+        key = f"{path}\0{blob}"
+        if key not in held:
+            at = blob_at(tree, path)
+            held[key] = at is not None and str(at) == blob
+        if held[key]:
+            found.append((unit_id, decision))
+    return found
+
+
+def _rows(
+    conn: sqlite3.Connection,
+    repo: pygit2.Repository,
+    runs: pygit2.Tree,
+    unit_ids: Collection[str],
+    rows_of: RowsOf,
+) -> list[tuple[str, str, str, str]]:
+    """(unit id, path, blob, decision) of every ingested row for ``unit_ids``."""
+    _ingest(conn, repo, runs, rows_of)
+    wanted = sorted(unit_ids)
+    rows: list[tuple[str, str, str, str]] = []
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        rows += conn.execute(
+            f"SELECT unit_id, path, blob, decision FROM unit WHERE unit_id IN ({marks})", chunk
+        ).fetchall()
+    return rows
+
+
+def _runs_tree(repo: pygit2.Repository, tree: pygit2.Tree) -> pygit2.Tree | None:
+    try:
+        entry = tree[RUNS_DIR]
+    except KeyError:
+        return None
+    found = repo[entry.id]
+    return found if isinstance(found, pygit2.Tree) else None
+
+
+def _ingest(
+    conn: sqlite3.Connection, repo: pygit2.Repository, runs: pygit2.Tree, rows_of: RowsOf
+) -> None:
+    """Make sure every record of ``runs`` is in the table (one transaction)."""
+    if _is_ingested(conn, str(runs.id)):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        base = _last_ingested(conn, repo)
+        for name, entry in diff_trees(repo, base, runs).items():
+            if entry is None or entry[1] == _GITLINK or not name.endswith(".json"):
+                continue
+            path, blob = f"{RUNS_DIR}/{name}", str(entry[0])
+            if conn.execute(
+                "SELECT 1 FROM record WHERE path = ? AND blob = ?", (path, blob)
+            ).fetchone():
+                continue
+            conn.executemany(
+                "INSERT INTO unit VALUES (?, ?, ?, ?)",
+                [(unit_id, path, blob, decision) for unit_id, decision in rows_of(path, blob)],
+            )
+            conn.execute("INSERT INTO record VALUES (?, ?)", (path, blob))
+        seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM ingested").fetchone()[0]
+        conn.execute("INSERT OR IGNORE INTO ingested VALUES (?, ?)", (str(runs.id), seq))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _is_ingested(conn: sqlite3.Connection, tree_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM ingested WHERE tree = ?", (tree_id,)).fetchone() is not None
+
+
+def _last_ingested(conn: sqlite3.Connection, repo: pygit2.Repository) -> pygit2.Tree | None:
+    """The tree ingested last that the repository still has (None: ingest in full)."""
+    for (tree_id,) in conn.execute("SELECT tree FROM ingested ORDER BY seq DESC LIMIT 8"):
+        with contextlib.suppress(KeyError, ValueError):
+            found = repo[tree_id]
+            if isinstance(found, pygit2.Tree):
+                return found
+    return None
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """The table at ``path``, replaced if it is not ours; in memory if it cannot be written."""
+    for _ in range(2):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = _connect(str(path))
+        except (OSError, sqlite3.Error):
+            break
+        try:
+            if _usable(conn):
+                return conn
+        except sqlite3.DatabaseError:
+            pass
+        conn.close()
+        _remove(path)
+    return _create(_connect(":memory:"))
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink()
+
+
+def _connect(target: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, timeout=0)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if target != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def _usable(conn: sqlite3.Connection) -> bool:
+    """True for a table of this version (an empty new file is given the schema)."""
+    app = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if (app, version) == (APPLICATION_ID, SCHEMA_VERSION):
+        conn.execute("SELECT count(*) FROM ingested").fetchone()
+        return True
+    if (app, version) == (0, 0) and not conn.execute("SELECT 1 FROM sqlite_master").fetchone():
+        conn.execute("BEGIN IMMEDIATE")
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 0:  # nobody beat us to it
+            _create(conn, transaction=False)
+        conn.execute("COMMIT")
+        return True
+    return False
+
+
+def _create(conn: sqlite3.Connection, *, transaction: bool = True) -> sqlite3.Connection:
+    if transaction:
+        conn.execute("BEGIN")
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    if transaction:
+        conn.execute("COMMIT")
+    return conn

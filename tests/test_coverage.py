@@ -1,0 +1,241 @@
+"""The coverage table in ``.git/memgit/coverage.sqlite`` gives the processing state
+that reading every run record gives, whatever happened to the branch or the file.
+
+Each case compares ``processing_state`` (through the table, as a new process
+computes it) with a reference computed here from scratch: every run record in
+the tree parsed, every coverage row counted.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pygit2
+import pytest
+from test_process import answer, capture, configure, open_repo, unit, user_turn
+
+from memgit import pending
+from memgit.evidence import units_of
+from memgit.index import coverage
+from memgit.parsecache import capture_turn
+from memgit.pending import DEFAULT_MAX_DEFERRALS, ProcessingState, processing_state
+from memgit.runrecord import parse_run_record
+from memgit.store.tree import iter_blobs
+
+from support import git
+
+TABLE = Path(".git") / "memgit" / coverage.COVERAGE_FILE
+
+
+def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[set[str], Counter[str]]:
+    """Processed and deferred-count of the inbox's supporting units, from every record."""
+    supporting = set()
+    for path, blob in iter_blobs(repo, tree, "inbox"):
+        turn = capture_turn(repo, blob, path=path)
+        supporting |= {u.id for u in units_of(turn, capture=path, blob=blob) if u.can_support}
+    processed: set[str] = set()
+    deferred: Counter[str] = Counter()
+    for path, blob in iter_blobs(repo, tree, "runs"):
+        record = parse_run_record(repo[blob].data, path=path)
+        for row in record.gate_output["coverage"]:
+            if row["unit_id"] not in supporting:
+                continue
+            if row["decision"] == "DEFERRED":
+                deferred[row["unit_id"]] += 1
+            else:
+                processed.add(row["unit_id"])
+    return processed, deferred
+
+
+def state_of(path: Path, rev: str = "HEAD") -> tuple[ProcessingState, pygit2.Tree]:
+    """The state as a new process computes it (nothing remembered in memory)."""
+    pending._states.clear()
+    repo = open_repo(path).git
+    tree = repo.revparse_single(rev).peel(pygit2.Tree)
+    return processing_state(repo, tree, max_deferrals=DEFAULT_MAX_DEFERRALS), tree
+
+
+def assert_matches_reference(path: Path, rev: str = "HEAD") -> ProcessingState:
+    state, tree = state_of(path, rev)
+    processed, deferred = reference(open_repo(path).git, tree)
+    assert state.processed == processed
+    waiting = {u.id for c in state.pending for u in c.units if u.can_support}
+    for capture_ in state.pending:
+        for u in capture_.units:
+            if u.id in processed:
+                assert not u.can_support
+    assert not waiting & processed
+    assert set(state.stuck) == {u for u, n in deferred.items() if n >= DEFAULT_MAX_DEFERRALS}
+    return state
+
+
+@pytest.fixture
+def history(repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Four runs: two with the rules backend, a deferral, and turns left pending."""
+    configure(repo_path, gate={"batch_size": 2})
+    capture(
+        repo_path,
+        user_turn(0, "Remember that the build uses make."),
+        user_turn(1, "I prefer tabs."),
+        user_turn(2, "Nice weather."),
+        user_turn(3, "Maybe the other one."),
+    )
+    assert len(open_repo(repo_path).process(backend="rules").runs) == 2
+    capture(repo_path, user_turn(4, "Perhaps later."), user_turn(5, "Remember the port is 8080."))
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1764495060 +0000")
+    open_repo(repo_path).process(gate_output=answer(repo_path, deferred=[unit(4)]))
+    capture(repo_path, user_turn(6, "Remember the code is 42."))
+    return repo_path
+
+
+def test_the_table_gives_the_state_every_record_gives(history: Path) -> None:
+    state = assert_matches_reference(history)
+    assert (history / TABLE).is_file()
+    assert {unit(n) for n in (0, 1, 2, 3)} <= state.processed
+    waiting = sorted(u.id for c in state.pending for u in c.units if u.can_support)
+    assert waiting == [unit(4), unit(6)]
+
+
+def test_a_new_run_reads_only_its_own_record(
+    history: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_matches_reference(history)
+    read: list[str] = []
+    real = pending._coverage_rows
+
+    def counting(repo: pygit2.Repository, path: str, blob: str) -> tuple[tuple[str, str], ...]:
+        read.append(path)
+        return real(repo, path, blob)
+
+    monkeypatch.setattr(pending, "_coverage_rows", counting)
+    walked: list[int] = []
+    real_diff = coverage.diff_trees
+
+    def diffing(*args: object) -> dict[str, object]:
+        changes = real_diff(*args)  # type: ignore[arg-type]
+        walked.append(len(changes))
+        return changes  # type: ignore[return-value]
+
+    monkeypatch.setattr(coverage, "diff_trees", diffing)
+    assert_matches_reference(history)
+    assert read == [] and walked == []  # this tree is ingested
+    result = open_repo(history).process(backend="rules")
+    state = assert_matches_reference(history)
+    (run,) = result.runs
+    assert read == [f"runs/{run.run_id[:4]}/{run.run_id[4:6]}/{run.run_id}.json"]
+    assert walked == [1]  # the new tree against the last one: one new file
+    assert unit(6) in state.processed
+
+
+def test_a_removed_run_record_no_longer_counts(history: Path) -> None:
+    assert_matches_reference(history)
+    first = next(
+        name
+        for name in git(history, "ls-files", "runs").split()
+        if unit(0) in (history / name).read_text("utf-8")
+    )
+    git(history, "rm", "-q", first)
+    git(history, "commit", "-q", "-m", "forget the first run")
+    state = assert_matches_reference(history)
+    assert unit(0) not in state.processed
+    assert unit(0) in {u.id for c in state.pending for u in c.units if u.can_support}
+
+
+def test_a_hand_edited_run_record_counts_as_it_is_now(history: Path) -> None:
+    assert_matches_reference(history)
+    record = next(
+        name
+        for name in git(history, "ls-files", "runs").split()
+        if '"DEFERRED"' in (history / name).read_text("utf-8")
+    )
+    text = (history / record).read_text("utf-8")
+    (history / record).write_text(text.replace('"DEFERRED"', '"NO_CHANGE"'), "utf-8")
+    git(history, "commit", "-q", "-am", "the deferral was a no-change")
+    state = assert_matches_reference(history)
+    assert unit(4) in state.processed
+
+
+def test_each_branch_counts_its_own_records(history: Path) -> None:
+    assert_matches_reference(history)
+    first_run = git(history, "log", "--format=%H", "--grep=Memgit-Run", "--reverse").split()[0]
+    git(history, "branch", "older", first_run)
+    older = assert_matches_reference(history, "older")
+    assert unit(0) in older.processed and unit(2) not in older.processed
+    assert unit(2) in assert_matches_reference(history).processed
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "empty", "other-version", "directory"],
+)
+def test_a_damaged_table_is_done_without_or_replaced(history: Path, damage: str) -> None:
+    expected = assert_matches_reference(history)
+    table = history / TABLE
+    for suffix in ("-wal", "-shm"):
+        Path(f"{table}{suffix}").unlink(missing_ok=True)
+    if damage == "garbage":
+        table.write_bytes(b"SQLite format 3\0" + os.urandom(4096))
+    elif damage == "empty":
+        table.write_bytes(b"")
+    elif damage == "other-version":
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import sqlite3; sqlite3.connect({str(table)!r})"
+                ".execute('PRAGMA user_version = 99')",
+            ],
+            check=True,
+        )
+    else:
+        table.unlink()
+        table.mkdir()
+    for _ in range(2):
+        state = assert_matches_reference(history)
+        assert state == expected
+    if damage != "directory":
+        assert table.is_file() and table.read_bytes().startswith(b"SQLite format 3\0")
+
+
+def test_a_broken_run_record_fails_every_time(history: Path) -> None:
+    """What cannot be read is never marked ingested: the error comes back each time."""
+    assert_matches_reference(history)
+    (history / "runs" / "2026" / "11").mkdir(parents=True, exist_ok=True)
+    broken = "runs/2026/11/20261130T100000Z-broken.json"
+    (history / broken).write_text('{"format_version": 1}\n', "utf-8")
+    git(history, "add", broken)
+    git(history, "commit", "-q", "-m", "a broken run record")
+    for _ in range(2):
+        with pytest.raises(Exception) as caught:
+            state_of(history)
+        assert getattr(caught.value, "code", None) == "schema"
+
+
+def test_processes_filling_the_table_at_once_agree(history: Path) -> None:
+    """Four processes start on a missing table; each gets the reference state."""
+    expected = assert_matches_reference(history)
+    (history / TABLE).unlink()
+    script = (
+        "import sys, json\n"
+        "from memgit import MemoryRepo\n"
+        "from memgit.pending import processing_state\n"
+        "repo = MemoryRepo.open(sys.argv[1]).git\n"
+        "state = processing_state(repo, repo.head.peel().tree, max_deferrals=3)\n"
+        "print(json.dumps(sorted(state.processed)))\n"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(history)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(4)
+    ]
+    for run in runs:
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err.decode()
+        assert out.decode().strip() == str(sorted(expected.processed)).replace("'", '"')
