@@ -330,6 +330,7 @@ def test_settings_are_parsed_once_per_content(
 ) -> None:
     """A new process opening the repository reads memgit.yaml's entry, not the YAML;
     another content is another entry."""
+    monkeypatch.setattr(parsecache, "_decoded", {})  # as in a new process
     first = MemoryRepo.open(repo_path).settings
     blob = git(repo_path, "hash-object", "memgit.yaml").strip()
     assert settings_entries(repo_path) == {blob}
