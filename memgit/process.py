@@ -9,6 +9,7 @@ Anything that fails leaves the branch as it was and the turns pending.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections import Counter
@@ -27,7 +28,7 @@ from memgit.constants import (
     TRAILER_BACKEND,
     TRAILER_RUN,
 )
-from memgit.errors import Problem
+from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit
 from memgit.gate.backends import Backend
 from memgit.gate.contract import GateOutput, GateOutputError, check_gate_output
@@ -287,7 +288,11 @@ def _run_batch(
         return Change(files=files, message=message, refs=refs)
 
     result = commit_change(
-        git, plan, guard=GOVERNANCE, author_fallback=settings.author, meanwhile=index.warm
+        git,
+        plan,
+        guard=GOVERNANCE,
+        author_fallback=settings.author,
+        meanwhile=_while_git_saves_the_index(git, settings, index),
     )
     if result.commit is None:
         return None
@@ -300,6 +305,25 @@ def _run_batch(
         decisions=tuple(applied),
         diagnostics=tuple(diagnostics),
     )
+
+
+def _while_git_saves_the_index(
+    git: pygit2.Repository, settings: Settings, index: LexicalIndex
+) -> Callable[[pygit2.Tree], None]:
+    """What the next steps need of the new tree, worked out while git saves the Git index:
+    the recall index brought up to it, and its processing state (for the retention check
+    and the summary). A failure is left for the step that needs the result."""
+
+    def prepare(tree: pygit2.Tree) -> None:
+        index.warm()
+        with contextlib.suppress(MemgitError):
+            processing_state(
+                git,
+                tree,
+                max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS),
+            )
+
+    return prepare
 
 
 def _still_pending(

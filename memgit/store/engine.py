@@ -72,15 +72,15 @@ def commit_change(
     allow_unborn: bool = False,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
-    meanwhile: Callable[[], None] | None = None,
+    meanwhile: Callable[[pygit2.Tree], None] | None = None,
 ) -> CommitResult:
     """Apply ``plan`` to the branch tip as one commit; see the module docstring.
 
     ``guard`` screens the new contents before any object is written and checks
     the prepared tree before anything is published; memgit's flows pass the
     governance checks (the same ones the pre-commit hooks run). ``meanwhile``
-    runs once the commit is published, while the index is being saved (for a
-    large index, git saves it on the other core).
+    runs on the new tree once the commit is published, while the index is being
+    saved (for a large index, git saves it on the other core).
     """
     git_dir = Path(repo.path)
     with WriterLock(git_dir, timeout=lock_timeout) as lock:
@@ -133,7 +133,7 @@ def _publish(
     index: IndexEntries,
     attempt: int,
     author_fallback: tuple[str, str] | None,
-    meanwhile: Callable[[], None] | None,
+    meanwhile: Callable[[pygit2.Tree], None] | None,
 ) -> CommitResult | None:
     """Build, check and publish ``change`` on ``tip``; None when the branch moved first."""
     base_tree = tip.tree if tip is not None else None

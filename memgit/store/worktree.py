@@ -110,10 +110,10 @@ def apply_to_worktree(
     tree: pygit2.Tree,
     changes: Mapping[str, bytes | None],
     *,
-    meanwhile: Callable[[], None] | None = None,
+    meanwhile: Callable[[pygit2.Tree], None] | None = None,
 ) -> None:
     """Start saving the new index entries, write each changed file (atomically),
-    run ``meanwhile``, and wait for the index.
+    run ``meanwhile`` on the new tree, and wait for the index.
 
     The index update needs only blob ids, so for a large index git writes it on
     the other core while memgit writes the files and runs ``meanwhile``.
@@ -141,7 +141,7 @@ def apply_to_worktree(
         _atomic_write(full, data, scratch)
     try:
         if meanwhile is not None:
-            meanwhile()
+            meanwhile(tree)
     finally:
         index.finish_write()
 
