@@ -15,12 +15,10 @@ from typing import Any
 
 import pygit2
 
-from memgit.constants import INBOX_DIR
 from memgit.evidence import EvidenceUnit, units_of
-from memgit.index.coverage import unit_coverage
+from memgit.index.coverage import CaptureSummary, state_tables
 from memgit.parsecache import cached, capture_turn
 from memgit.runrecord import parse_run_record
-from memgit.store.tree import iter_blobs
 
 DEFAULT_MAX_DEFERRALS = 3
 
@@ -65,6 +63,28 @@ def _rows_from_json(data: Any) -> tuple[tuple[str, str], ...]:
     raise ValueError("not a list of [unit id, decision] pairs")
 
 
+def _summary(repo: pygit2.Repository, path: str, blob: str) -> CaptureSummary:
+    turn = capture_turn(repo, blob, path=path)
+    units = units_of(turn, capture=path, blob=blob)
+    return CaptureSummary(path, blob, turn.timestamp, tuple(u.id for u in units if u.can_support))
+
+
+def _pending(
+    repo: pygit2.Repository, capture: CaptureSummary, closed: set[str], stuck: frozenset[str]
+) -> PendingCapture:
+    """The capture with its units; those processed or stuck can no longer support."""
+    turn = capture_turn(repo, capture.blob, path=capture.path)
+    units = tuple(
+        replace(unit, can_support=False)
+        if unit.can_support and (unit.id in closed or unit.id in stuck)
+        else unit
+        for unit in units_of(turn, capture=capture.path, blob=capture.blob)
+    )
+    return PendingCapture(
+        path=capture.path, blob=capture.blob, timestamp=turn.timestamp, units=units
+    )
+
+
 # A tree never changes, so its state is computed once per process: a run asks for
 # it before calling the Gate, again under the lock, and after committing.
 _states: dict[tuple[str, str, int], ProcessingState] = {}
@@ -89,17 +109,15 @@ def processing_state(
 def _compute_state(
     repo: pygit2.Repository, tree: pygit2.Tree, max_deferrals: int
 ) -> ProcessingState:
-    captures = []
-    for path, blob in iter_blobs(repo, tree, INBOX_DIR):
-        if path.endswith(".yaml"):
-            turn = capture_turn(repo, blob, path=path)
-            captures.append((path, blob, turn, units_of(turn, capture=path, blob=blob)))
-    supporting = {unit.id for *_, units in captures for unit in units if unit.can_support}
+    with state_tables(repo) as tables:
+        captures = tables.captures(tree, lambda path, blob: _summary(repo, path, blob))
+        supporting = {unit_id for capture in captures for unit_id in capture.supporting}
+        coverage = tables.unit_coverage(
+            tree, supporting, lambda path, blob: _coverage_rows(repo, path, blob)
+        )
     processed: set[str] = set()
     deferred: Counter[str] = Counter()
-    for unit_id, decision in unit_coverage(
-        repo, tree, supporting, lambda path, blob: _coverage_rows(repo, path, blob)
-    ):
+    for unit_id, decision in coverage:
         if decision == "DEFERRED":
             deferred[unit_id] += 1
         else:
@@ -107,23 +125,14 @@ def _compute_state(
     pending: list[PendingCapture] = []
     stuck: list[str] = []
     done: dict[str, str] = {}
-    for path, blob, turn, all_units in captures:
-        units = []
-        open_units = 0
-        for unit in all_units:
-            if unit.can_support and unit.id in processed:
-                unit = replace(unit, can_support=False)
-            elif unit.can_support and deferred[unit.id] >= max_deferrals:
-                stuck.append(unit.id)
-                unit = replace(unit, can_support=False)
-            open_units += unit.can_support
-            units.append(unit)
-        if open_units:
-            pending.append(
-                PendingCapture(path=path, blob=blob, timestamp=turn.timestamp, units=tuple(units))
-            )
-        elif not any(unit.id in stuck for unit in units):
-            done[path] = turn.timestamp
+    for capture in captures:
+        waiting = [unit_id for unit_id in capture.supporting if unit_id not in processed]
+        too_often = [unit_id for unit_id in waiting if deferred[unit_id] >= max_deferrals]
+        stuck += too_often
+        if len(waiting) > len(too_often):
+            pending.append(_pending(repo, capture, processed, frozenset(too_often)))
+        elif not too_often:
+            done[capture.path] = capture.timestamp
     pending.sort(key=lambda capture: (capture.timestamp, capture.path))
     return ProcessingState(
         pending=tuple(pending),

@@ -1,9 +1,10 @@
-"""The coverage table in ``.git/memgit/coverage.sqlite`` gives the processing state
-that reading every run record gives, whatever happened to the branch or the file.
+"""The tables in ``.git/memgit/coverage.sqlite`` give the processing state that
+reading every capture and run record gives, whatever happened to the branch or
+the file.
 
-Each case compares ``processing_state`` (through the table, as a new process
-computes it) with a reference computed here from scratch: every run record in
-the tree parsed, every coverage row counted.
+Each case compares ``processing_state`` (through the tables, as a new process
+computes it) with a reference computed here from scratch: every capture and
+every run record in the tree parsed, every coverage row counted.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pygit2
@@ -22,7 +24,12 @@ from memgit import pending
 from memgit.evidence import units_of
 from memgit.index import coverage
 from memgit.parsecache import capture_turn
-from memgit.pending import DEFAULT_MAX_DEFERRALS, ProcessingState, processing_state
+from memgit.pending import (
+    DEFAULT_MAX_DEFERRALS,
+    PendingCapture,
+    ProcessingState,
+    processing_state,
+)
 from memgit.runrecord import parse_run_record
 from memgit.store.tree import iter_blobs
 
@@ -31,12 +38,14 @@ from support import git
 TABLE = Path(".git") / "memgit" / coverage.COVERAGE_FILE
 
 
-def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[set[str], Counter[str]]:
-    """Processed and deferred-count of the inbox's supporting units, from every record."""
-    supporting = set()
-    for path, blob in iter_blobs(repo, tree, "inbox"):
-        turn = capture_turn(repo, blob, path=path)
-        supporting |= {u.id for u in units_of(turn, capture=path, blob=blob) if u.can_support}
+def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> ProcessingState:
+    """The processing state from scratch: every capture and every run record parsed."""
+    captures = [
+        (path, blob, turn, units_of(turn, capture=path, blob=blob))
+        for path, blob in iter_blobs(repo, tree, "inbox")
+        for turn in [capture_turn(repo, blob, path=path)]
+    ]
+    supporting = {u.id for *_, units in captures for u in units if u.can_support}
     processed: set[str] = set()
     deferred: Counter[str] = Counter()
     for path, blob in iter_blobs(repo, tree, "runs"):
@@ -48,7 +57,29 @@ def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[set[str], Cou
                 deferred[row["unit_id"]] += 1
             else:
                 processed.add(row["unit_id"])
-    return processed, deferred
+    pending_: list[PendingCapture] = []
+    stuck: list[str] = []
+    done: dict[str, str] = {}
+    for path, blob, turn, units in captures:
+        shown = []
+        for u in units:
+            closed = u.id in processed or deferred[u.id] >= DEFAULT_MAX_DEFERRALS
+            if u.can_support and u.id not in processed and closed:
+                stuck.append(u.id)
+            shown.append(replace(u, can_support=False) if u.can_support and closed else u)
+        if any(u.can_support for u in shown):
+            pending_.append(
+                PendingCapture(path=path, blob=blob, timestamp=turn.timestamp, units=tuple(shown))
+            )
+        elif not any(u.id in stuck for u in units):
+            done[path] = turn.timestamp
+    pending_.sort(key=lambda c: (c.timestamp, c.path))
+    return ProcessingState(
+        pending=tuple(pending_),
+        processed=frozenset(processed),
+        stuck=tuple(sorted(stuck)),
+        fully_processed=done,
+    )
 
 
 def state_of(path: Path, rev: str = "HEAD") -> tuple[ProcessingState, pygit2.Tree]:
@@ -61,15 +92,7 @@ def state_of(path: Path, rev: str = "HEAD") -> tuple[ProcessingState, pygit2.Tre
 
 def assert_matches_reference(path: Path, rev: str = "HEAD") -> ProcessingState:
     state, tree = state_of(path, rev)
-    processed, deferred = reference(open_repo(path).git, tree)
-    assert state.processed == processed
-    waiting = {u.id for c in state.pending for u in c.units if u.can_support}
-    for capture_ in state.pending:
-        for u in capture_.units:
-            if u.id in processed:
-                assert not u.can_support
-    assert not waiting & processed
-    assert set(state.stuck) == {u for u, n in deferred.items() if n >= DEFAULT_MAX_DEFERRALS}
+    assert state == reference(open_repo(path).git, tree)
     return state
 
 
@@ -239,3 +262,38 @@ def test_processes_filling_the_table_at_once_agree(history: Path) -> None:
         out, err = run.communicate(timeout=120)
         assert run.returncode == 0, err.decode()
         assert out.decode().strip() == str(sorted(expected.processed)).replace("'", '"')
+
+
+def test_only_new_captures_are_read_again(history: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_matches_reference(history)
+    summarized: list[str] = []
+    real = pending._summary
+
+    def counting(repo: pygit2.Repository, path: str, blob: str) -> object:
+        summarized.append(path)
+        return real(repo, path, blob)
+
+    monkeypatch.setattr(pending, "_summary", counting)
+    assert_matches_reference(history)
+    assert summarized == []
+    capture(history, user_turn(7, "Remember the door code is 1234."))
+    assert_matches_reference(history)
+    assert summarized == ["inbox/test-agent/64/s1/000007.yaml"]
+
+
+def test_a_hand_edited_capture_counts_as_it_is_now(history: Path) -> None:
+    assert_matches_reference(history)
+    path = next(p for p in git(history, "ls-files", "inbox").split() if p.endswith("000006.yaml"))
+    text = (history / path).read_text("utf-8")
+    (history / path).write_text(text.replace("the code is 42", "the code is 43"), "utf-8")
+    git(history, "commit", "-q", "-am", "a corrected capture")
+    assert_matches_reference(history)
+
+
+def test_units_deferred_too_often_are_stuck(history: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for second in (1, 2):
+        monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{1764495060 + 60 * second} +0000")
+        open_repo(history).process(gate_output=answer(history, deferred=[unit(4), unit(6)]))
+    state = assert_matches_reference(history)
+    assert state.stuck == (unit(4),)
+    assert unit(6) in {u.id for c in state.pending for u in c.units if u.can_support}
