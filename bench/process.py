@@ -8,7 +8,11 @@ For each size a repository holding that many memories is written directly
 (memory files rendered by memgit's own ``render_memory`` at memgit's own paths,
 their sources quoting real capture blobs that a retention cleanup already
 removed from the inbox, all in one ``git fast-import`` commit, checked out),
-cached in ``bench/.cache/`` and copied once per benchmark invocation.
+with the history a repository of that size has: one run record per 10
+memories, and one processed turn of the last day per 50 memories still in the
+inbox (inside the retention period). It is cached in ``bench/.cache/`` (rebuilt
+weekly, so those turns stay recent) and copied once per benchmark invocation;
+the untimed warm-up run fills memgit's caches in ``.git/memgit/``.
 
 Each measured run captures one fresh turn (untimed), then a **fresh Python
 process** (imports untimed, as they are the same for every size) opens the
@@ -63,13 +67,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))  # the reusable scripted HTTP server
 
 CACHE = HERE / ".cache"
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 GOAL_MS = 100.0
 GOAL_SIZE = 100_000
 SOURCE = "bench-agent"
 SEED_SOURCE = "bench-seed"
 PER_CAPTURE = 50  # memories quoting one seed capture
 RUNS_PER = 10  # memories per run record of the past
+INBOX_PER = 50  # memories per processed capture still in the inbox (within retention)
 SCOPES = ("user", "project/api", "project/web", "project/infra")
 TYPES = ("fact", "preference", "decision", "procedure")
 WORDS = (
@@ -147,7 +152,10 @@ def _fast_import(repo: Path, commits: list[tuple[str, list[tuple[str, bytes | No
 
 def build_repository(size: int, seed: int, rebuild: bool = False) -> Path:
     """The cached repository with ``size`` memories (built on first use)."""
-    final = CACHE / f"process-n{size}-s{seed}-v{CACHE_VERSION}-{_format_tag()}"
+    # The inbox holds turns of the day before the build: rebuilt weekly, they stay
+    # inside the 30-day retention period.
+    week = datetime.now(UTC).strftime("%G%V")
+    final = CACHE / f"process-n{size}-s{seed}-v{CACHE_VERSION}-w{week}-{_format_tag()}"
     if rebuild and final.exists():
         shutil.rmtree(final)
     if (final / "manifest.json").exists():
@@ -223,11 +231,13 @@ def _build(repo: Path, size: int, seed: int) -> None:
         [
             (f"bench: {len(seeds)} seed captures", [(t.path, d) for t, d, _ in seeds]),
             (
-                f"bench: {size} memories, {size // RUNS_PER} run records; "
+                f"bench: {size} memories, {size // RUNS_PER} run records, "
+                f"{size // INBOX_PER} processed captures of the last day; "
                 "the seed captures past retention",
                 [(t.path, None) for t, _, _ in seeds]  # type: ignore[misc]
                 + memories
-                + _run_history(size // RUNS_PER, epoch),
+                + _run_history(size // RUNS_PER - size // INBOX_PER // 2, epoch)
+                + _recent_inbox(size // INBOX_PER, datetime.now(UTC)),
             ),
         ],
     )
@@ -236,35 +246,75 @@ def _build(repo: Path, size: int, seed: int) -> None:
         raise RuntimeError(f"{repo} is not clean after the build")
 
 
-def _run_history(count: int, epoch: datetime) -> list[tuple[str, bytes]]:
-    """The run records of a repository's past (memgit reads them to know what is
-    processed): each one a run that found nothing to keep in two turns long gone."""
+Covered = list[tuple[str, str, str]]
+"""(unit id, capture path, capture blob id) of the units one run record covers."""
+
+
+def _run_record(number: int, stamp: datetime, covered: Covered) -> tuple[str, bytes]:
+    """A run that found nothing to keep in the units it covers."""
     from memgit.runrecord import RunInput, RunRecord, render_run_record
 
+    record = RunRecord(
+        run_id=f"{stamp:%Y%m%dT%H%M%SZ}-{number % 32**6:06d}",
+        created=f"{stamp:%Y-%m-%dT%H:%M:%SZ}",
+        backend="rules",
+        prompt_digest="sha256:" + hashlib.sha256(b"%d" % number).hexdigest(),
+        inputs=tuple(RunInput(path=path, blob=blob) for _, path, blob in covered),
+        gate_output={
+            "candidates": [],
+            "coverage": [
+                {"unit_id": unit, "decision": "NO_CHANGE", "reason": "transient"}
+                for unit, _, _ in covered
+            ],
+            "evidence_bindings": [],
+        },
+    )
+    return record.path, render_run_record(record).encode("utf-8")
+
+
+def _run_history(count: int, epoch: datetime) -> list[tuple[str, bytes]]:
+    """The run records of a repository's past (memgit reads them to know what is
+    processed), each covering two turns long gone from the inbox."""
     records = []
     for number in range(count):
-        stamp = epoch + timedelta(minutes=10 * number)
-        units = [f"{SOURCE}/past{number // 100:05d}/{number % 100 * 2 + i}#0" for i in (0, 1)]
-        record = RunRecord(
-            run_id=f"{stamp:%Y%m%dT%H%M%SZ}-{number % 32**6:06d}",
-            created=f"{stamp:%Y-%m-%dT%H:%M:%SZ}",
-            backend="rules",
-            prompt_digest="sha256:" + hashlib.sha256(b"%d" % number).hexdigest(),
-            inputs=tuple(
-                RunInput(path=f"inbox/{SOURCE}/past/{unit.split('#')[0]}.yaml", blob="0" * 40)
-                for unit in units
-            ),
-            gate_output={
-                "candidates": [],
-                "coverage": [
-                    {"unit_id": unit, "decision": "NO_CHANGE", "reason": "transient"}
-                    for unit in units
-                ],
-                "evidence_bindings": [],
-            },
-        )
-        records.append((record.path, render_run_record(record).encode("utf-8")))
+        covered = [
+            (
+                f"{SOURCE}/past{number // 100:05d}/{number % 100 * 2 + i}#0",
+                f"inbox/{SOURCE}/past/{number}-{i}.yaml",
+                "0" * 40,
+            )
+            for i in (0, 1)
+        ]
+        records.append(_run_record(number, epoch + timedelta(minutes=10 * number), covered))
     return records
+
+
+def _recent_inbox(count: int, now: datetime) -> list[tuple[str, bytes]]:
+    """Turns of the last day, processed (nothing to keep) but inside the retention
+    period, so they stay in the inbox, with the run records that covered them."""
+    from memgit.capture.turn import Message, Turn, render_capture
+
+    files: list[tuple[str, bytes]] = []
+    covered: Covered = []
+    stamp = now - timedelta(days=1)
+    for number in range(count):
+        turn = Turn(
+            source=SOURCE,
+            session=f"recent{number // 100:05d}",
+            seq=number % 100,
+            timestamp=f"{stamp:%Y-%m-%dT%H:%M:%SZ}",
+            messages=(Message(role="user", content=f"Nice weather today, number {number}."),),
+        )
+        data = render_capture(turn).encode("utf-8")
+        files.append((turn.path, data))
+        covered.append(
+            (f"{turn.key}#0", turn.path, hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest())
+        )
+    for start in range(0, count, 2):
+        files.append(
+            _run_record(10**6 + start, stamp + timedelta(seconds=start), covered[start : start + 2])
+        )
+    return files
 
 
 def working_copy(cached: Path, dest: Path) -> Path:
