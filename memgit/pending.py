@@ -9,18 +9,16 @@ what it has processed.
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pygit2
 
-from memgit.constants import INBOX_DIR, RUNS_DIR
 from memgit.evidence import EvidenceUnit, units_of
-from memgit.index.coverage import CaptureSummary, StateTables, state_tables
+from memgit.index.coverage import CaptureSummary, state_tables
 from memgit.parsecache import cached, capture_turn
 from memgit.runrecord import parse_run_record
-from memgit.store.tree import blob_at, diff_trees
 
 DEFAULT_MAX_DEFERRALS = 3
 
@@ -87,115 +85,6 @@ def _pending(
     )
 
 
-def _evaluate(
-    repo: pygit2.Repository,
-    tables: StateTables,
-    tree: pygit2.Tree,
-    summaries: list[CaptureSummary],
-) -> Known:
-    """The units of these captures, counted against every run record in ``tree``."""
-    counts = {unit_id: 0 for capture in summaries for unit_id in capture.supporting}
-    for unit_id, decision in tables.unit_coverage(
-        tree, counts.keys(), lambda path, blob: _coverage_rows(repo, path, blob)
-    ):
-        _count(counts, unit_id, decision)
-    return {c.path: (c.blob, c.timestamp, {u: counts[u] for u in c.supporting}) for c in summaries}
-
-
-def _count(counts: Units, unit_id: str, decision: str) -> None:
-    if decision != "DEFERRED":
-        counts[unit_id] = PROCESSED
-    elif counts[unit_id] != PROCESSED:
-        counts[unit_id] += 1
-
-
-def _carried_over(
-    repo: pygit2.Repository,
-    tables: StateTables,
-    tree: pygit2.Tree,
-    inbox: pygit2.Tree | None,
-    runs: pygit2.Tree | None,
-) -> tuple[Known, int] | None:
-    """The state saved last, brought forward to ``tree``, and how many files changed
-    since; None to compute it afresh.
-
-    Sound when ``runs/`` only gained records since (their rows are counted in) and
-    whatever changed in ``inbox/`` is evaluated again; a removed or changed run
-    record could reopen any unit, so then everything is computed afresh.
-    """
-    saved = tables.last_snapshot()
-    if saved is None:
-        return None
-    try:
-        known = _decode(saved[2])
-        old_inbox, old_runs = _tree_by_id(repo, saved[0]), _tree_by_id(repo, saved[1])
-    except (KeyError, TypeError, ValueError):
-        return None
-    added = diff_trees(repo, old_runs, runs) if _id(old_runs) != _id(runs) else {}
-    if any(entry is None or blob_at(old_runs, name) is not None for name, entry in added.items()):
-        return None  # a record removed or changed
-    if added:
-        holders: dict[str, list[Units]] = {}
-        for _blob, _timestamp, units in known.values():
-            for unit_id in units:
-                holders.setdefault(unit_id, []).append(units)
-        for name, entry in added.items():
-            if not name.endswith(".json") or entry is None:
-                continue
-            for unit_id, decision in _coverage_rows(repo, f"{RUNS_DIR}/{name}", str(entry[0])):
-                for units in holders.get(unit_id, ()):
-                    _count(units, unit_id, decision)
-    changed = diff_trees(repo, old_inbox, inbox) if _id(old_inbox) != _id(inbox) else {}
-    fresh = []
-    for name, entry in changed.items():
-        path = f"{INBOX_DIR}/{name}"
-        known.pop(path, None)
-        if entry is not None and path.endswith(".yaml"):
-            fresh.append((path, str(entry[0])))
-    summaries = tables.summaries(fresh, lambda path, blob: _summary(repo, path, blob))
-    known.update(_evaluate(repo, tables, tree, summaries))
-    return known, len(added) + len(changed)
-
-
-def _encode(known: Known) -> str:
-    return json.dumps(known, separators=(",", ":"))
-
-
-def _decode(data: str) -> Known:
-    """A saved state back (TypeError, ValueError or KeyError on any other shape)."""
-    known: Known = {}
-    for path, (blob, timestamp, units) in json.loads(data).items():
-        known[path] = (blob, timestamp, units)
-        if not isinstance(blob, str) or not isinstance(timestamp, str):
-            raise TypeError("not a saved state")
-    counts = [n for _, _, units in known.values() for n in units.values()]
-    if not all(type(n) is int for n in counts):
-        raise TypeError("not a saved state")
-    return known
-
-
-def _folder(repo: pygit2.Repository, tree: pygit2.Tree, name: str) -> pygit2.Tree | None:
-    try:
-        found = repo[tree[name].id]
-    except KeyError:
-        return None
-    return found if isinstance(found, pygit2.Tree) else None
-
-
-def _tree_by_id(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
-    """The tree saved as ``tree_id`` ("" for none); KeyError if the repository lacks it."""
-    if not tree_id:
-        return None
-    found = repo[tree_id]
-    if not isinstance(found, pygit2.Tree):
-        raise KeyError(tree_id)
-    return found
-
-
-def _id(tree: pygit2.Tree | None) -> str:
-    return str(tree.id) if tree is not None else ""
-
-
 # A tree never changes, so its state is computed once per process: a run asks for
 # it before calling the Gate, again under the lock, and after committing.
 _states: dict[tuple[str, str, int], ProcessingState] = {}
@@ -217,42 +106,33 @@ def processing_state(
     return state
 
 
-# A capture's supporting units: unit id -> times DEFERRED, or PROCESSED.
-Units = dict[str, int]
-PROCESSED = -1
-# capture path -> (blob id, timestamp, its supporting units)
-Known = dict[str, tuple[str, str, Units]]
-# A state is saved for later processes once this many files changed since the saved one.
-SAVE_AFTER = 16
-
-
 def _compute_state(
     repo: pygit2.Repository, tree: pygit2.Tree, max_deferrals: int
 ) -> ProcessingState:
-    inbox, runs = _folder(repo, tree, INBOX_DIR), _folder(repo, tree, RUNS_DIR)
     with state_tables(repo) as tables:
-        carried = _carried_over(repo, tables, tree, inbox, runs)
-        if carried is None:
-            summaries = tables.captures(tree, lambda path, blob: _summary(repo, path, blob))
-            known, changes = _evaluate(repo, tables, tree, summaries), SAVE_AFTER
-        else:
-            known, changes = carried
-        if changes >= SAVE_AFTER:  # a few changes are cheaper to carry over again than to save
-            tables.save_snapshot(_id(inbox), _id(runs), _encode(known))
-    pending: list[PendingCapture] = []
+        captures = tables.captures(tree, lambda path, blob: _summary(repo, path, blob))
+        supporting = {unit_id for capture in captures for unit_id in capture.supporting}
+        coverage = tables.unit_coverage(
+            tree, supporting, lambda path, blob: _coverage_rows(repo, path, blob)
+        )
     processed: set[str] = set()
+    deferred: Counter[str] = Counter()
+    for unit_id, decision in coverage:
+        if decision == "DEFERRED":
+            deferred[unit_id] += 1
+        else:
+            processed.add(unit_id)
+    pending: list[PendingCapture] = []
     stuck: list[str] = []
     done: dict[str, str] = {}
-    for path, (blob, timestamp, units) in known.items():
-        closed = {unit_id for unit_id, n in units.items() if n == PROCESSED}
-        too_often = [u for u, n in units.items() if n != PROCESSED and n >= max_deferrals]
-        processed |= closed
+    for capture in captures:
+        waiting = [unit_id for unit_id in capture.supporting if unit_id not in processed]
+        too_often = [unit_id for unit_id in waiting if deferred[unit_id] >= max_deferrals]
         stuck += too_often
-        if len(units) > len(closed) + len(too_often):
-            summary = CaptureSummary(path, blob, timestamp, tuple(units))
-            pending.append(_pending(repo, summary, closed, frozenset(too_often)))
+        if len(waiting) > len(too_often):
+            pending.append(_pending(repo, capture, processed, frozenset(too_often)))
         elif not too_often:
-            done[path] = timestamp
+            done[capture.path] = capture.timestamp
     pending.sort(key=lambda capture: (capture.timestamp, capture.path))
     return ProcessingState(
         pending=tuple(pending),

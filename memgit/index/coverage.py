@@ -13,9 +13,6 @@ full when there is none. A question then asks only about the units in the
 inbox, and keeps only rows whose record the tree still holds at that path, so
 records that were removed, or belong to another branch, never count.
 
-It also keeps the last few processing states computed (``snapshot``), which
-memgit.pending carries forward to later trees.
-
 Rows are only added, never changed: a blob's content never changes. This is
 derived data: a file that is not a database of this version is replaced, and
 when it cannot be used the tables live in memory for the process.
@@ -35,7 +32,7 @@ import pygit2
 from memgit.constants import CACHE_DIR, INBOX_DIR, RUNS_DIR
 from memgit.store.tree import diff_trees, iter_blobs
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x6D67636F  # "mgco"
 COVERAGE_FILE = "coverage.sqlite"
 BUSY_TIMEOUT_MS = 60_000
@@ -55,10 +52,7 @@ CREATE TABLE unit(
 CREATE INDEX unit_by_id ON unit(unit_id);
 CREATE TABLE ingested(tree TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX ingested_by_seq ON ingested(seq);
-CREATE TABLE snapshot(
-    seq INTEGER PRIMARY KEY, inbox TEXT NOT NULL, runs TEXT NOT NULL, data TEXT NOT NULL);
 """
-_SNAPSHOTS_KEPT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,44 +95,9 @@ class StateTables:
             for path, blob in iter_blobs(self.repo, tree, INBOX_DIR)
             if path.endswith(".yaml")
         ]
-        return self.summaries(listed, summarize)
-
-    def summaries(
-        self, listed: list[tuple[str, str]], summarize: Summarize
-    ) -> list[CaptureSummary]:
-        """The summary of each (capture path, blob id)."""
         if not listed:
             return []
         return self._safely(lambda conn: _captures(conn, listed, summarize))
-
-    def last_snapshot(self) -> tuple[str, str, str] | None:
-        """(inbox tree id, runs tree id, data) of the state saved last, if any."""
-        found = self._safely(
-            lambda conn: conn.execute(
-                "SELECT inbox, runs, data FROM snapshot ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-        )
-        return None if found is None else (str(found[0]), str(found[1]), str(found[2]))
-
-    def save_snapshot(self, inbox: str, runs: str, data: str) -> None:
-        """Keep a state for the next process to start from (the last few are kept)."""
-
-        def save(conn: sqlite3.Connection) -> None:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute(
-                    "INSERT INTO snapshot(inbox, runs, data) VALUES (?, ?, ?)", (inbox, runs, data)
-                )
-                conn.execute(
-                    "DELETE FROM snapshot WHERE seq <= (SELECT max(seq) FROM snapshot) - ?",
-                    (_SNAPSHOTS_KEPT,),
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-
-        self._safely(save)
 
     def unit_coverage(
         self, tree: pygit2.Tree, unit_ids: Collection[str], rows_of: RowsOf
