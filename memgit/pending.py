@@ -10,6 +10,7 @@ what it has processed.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +34,15 @@ class PendingCapture:
     units: tuple[EvidenceUnit, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The inbox's captures and what the run records say of their supporting units."""
+
+    captures: tuple[CaptureSummary, ...]
+    processed: frozenset[str]
+    deferred: Counter[str]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProcessingState:
     pending: tuple[PendingCapture, ...]
@@ -40,6 +50,7 @@ class ProcessingState:
     stuck: tuple[str, ...] = field(default_factory=tuple)
     # capture path -> its timestamp, for captures with nothing left to decide
     fully_processed: dict[str, str] = field(default_factory=dict)
+    tally: Tally | None = field(default=None, compare=False, repr=False)
 
 
 def _coverage_rows(repo: pygit2.Repository, path: str, blob: str) -> tuple[tuple[str, str], ...]:
@@ -70,7 +81,10 @@ def _summary(repo: pygit2.Repository, path: str, blob: str) -> CaptureSummary:
 
 
 def _pending(
-    repo: pygit2.Repository, capture: CaptureSummary, closed: set[str], stuck: frozenset[str]
+    repo: pygit2.Repository,
+    capture: CaptureSummary,
+    closed: frozenset[str],
+    stuck: frozenset[str],
 ) -> PendingCapture:
     """The capture with its units; those processed or stuck can no longer support."""
     turn = capture_turn(repo, capture.blob, path=capture.path)
@@ -100,10 +114,40 @@ def processing_state(
     key = (repo.path, str(tree.id), max_deferrals)
     state = _states.get(key)
     if state is None:
-        if len(_states) >= _MAX_STATES:
-            _states.pop(next(iter(_states)))
-        state = _states[key] = _compute_state(repo, tree, max_deferrals)
+        state = _remember(key, _compute_state(repo, tree, max_deferrals))
     return state
+
+
+def _remember(key: tuple[str, str, int], state: ProcessingState) -> ProcessingState:
+    if len(_states) >= _MAX_STATES:
+        _states.pop(next(iter(_states)))
+    _states[key] = state
+    return state
+
+
+def advance_state(
+    repo: pygit2.Repository,
+    before: pygit2.Tree,
+    after: pygit2.Tree,
+    coverage: Sequence[tuple[str, str]],
+    *,
+    max_deferrals: int,
+) -> None:
+    """Derive the state of ``after`` from the one of ``before`` (if known in this process),
+    for a commit that added one run record with these coverage rows and changed nothing
+    in the inbox: a run's own commit, whose state the next steps need at once."""
+    known = _states.get((repo.path, str(before.id), max_deferrals))
+    if known is None or known.tally is None:
+        return
+    processed = set(known.tally.processed)
+    deferred = Counter(known.tally.deferred)
+    for unit_id, decision in coverage:
+        if decision == "DEFERRED":
+            deferred[unit_id] += 1
+        else:
+            processed.add(unit_id)
+    tally = Tally(known.tally.captures, frozenset(processed), deferred)
+    _remember((repo.path, str(after.id), max_deferrals), _state_from(repo, tally, max_deferrals))
 
 
 def _compute_state(
@@ -122,21 +166,26 @@ def _compute_state(
             deferred[unit_id] += 1
         else:
             processed.add(unit_id)
+    return _state_from(repo, Tally(tuple(captures), frozenset(processed), deferred), max_deferrals)
+
+
+def _state_from(repo: pygit2.Repository, tally: Tally, max_deferrals: int) -> ProcessingState:
     pending: list[PendingCapture] = []
     stuck: list[str] = []
     done: dict[str, str] = {}
-    for capture in captures:
-        waiting = [unit_id for unit_id in capture.supporting if unit_id not in processed]
-        too_often = [unit_id for unit_id in waiting if deferred[unit_id] >= max_deferrals]
+    for capture in tally.captures:
+        waiting = [unit_id for unit_id in capture.supporting if unit_id not in tally.processed]
+        too_often = [u for u in waiting if tally.deferred[u] >= max_deferrals]
         stuck += too_often
         if len(waiting) > len(too_often):
-            pending.append(_pending(repo, capture, processed, frozenset(too_often)))
+            pending.append(_pending(repo, capture, tally.processed, frozenset(too_often)))
         elif not too_often:
             done[capture.path] = capture.timestamp
     pending.sort(key=lambda capture: (capture.timestamp, capture.path))
     return ProcessingState(
         pending=tuple(pending),
-        processed=frozenset(processed),
+        processed=tally.processed,
         stuck=tuple(sorted(stuck)),
         fully_processed=done,
+        tally=tally,
     )

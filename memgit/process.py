@@ -40,6 +40,7 @@ from memgit.pending import (
     DEFAULT_MAX_DEFERRALS,
     PendingCapture,
     ProcessingState,
+    advance_state,
     processing_state,
 )
 from memgit.related import related_memories
@@ -242,9 +243,12 @@ def _run_batch(
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
 
+    planned_on: list[pygit2.Tree | None] = [None]  # the tip tree of the last plan
+
     def plan(tip: pygit2.Commit | None) -> Change | None:
         applied.clear()
         tree = tip.tree if tip is not None else None
+        planned_on.append(tree)
         current = catalog if tree is not None and tree.id == catalog_tree_id else Catalog(git, tree)
         if not _still_pending(git, settings, tree, batch):
             return None
@@ -292,7 +296,13 @@ def _run_batch(
         plan,
         guard=GOVERNANCE,
         author_fallback=settings.author,
-        meanwhile=_while_git_saves_the_index(git, settings, index),
+        meanwhile=_while_git_saves_the_index(
+            git,
+            settings,
+            index,
+            planned_on,
+            [(row["unit_id"], row["decision"]) for row in gate.raw["coverage"]],
+        ),
     )
     if result.commit is None:
         return None
@@ -308,20 +318,24 @@ def _run_batch(
 
 
 def _while_git_saves_the_index(
-    git: pygit2.Repository, settings: Settings, index: LexicalIndex
+    git: pygit2.Repository,
+    settings: Settings,
+    index: LexicalIndex,
+    planned_on: list[pygit2.Tree | None],
+    coverage: Sequence[tuple[str, str]],
 ) -> Callable[[pygit2.Tree], None]:
     """What the next steps need of the new tree, worked out while git saves the Git index:
     the recall index brought up to it, and its processing state (for the retention check
-    and the summary). A failure is left for the step that needs the result."""
+    and the summary), derived from the state of the tree the run was planned on, which
+    differs by the run record only. A failure is left for the step that needs the result."""
+    max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
 
     def prepare(tree: pygit2.Tree) -> None:
         index.warm()
+        if planned_on[-1] is not None:
+            advance_state(git, planned_on[-1], tree, coverage, max_deferrals=max_deferrals)
         with contextlib.suppress(MemgitError):
-            processing_state(
-                git,
-                tree,
-                max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS),
-            )
+            processing_state(git, tree, max_deferrals=max_deferrals)
 
     return prepare
 

@@ -310,3 +310,28 @@ def test_removed_captures_leave_the_state(history: Path) -> None:
     state = assert_matches_reference(history)
     assert not {c.path for c in state.pending} & set(gone)
     assert not set(state.fully_processed) & set(gone)
+
+
+def test_a_runs_own_commit_gets_the_state_computing_it_afresh_gives(
+    history: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state of a run's commit is derived from the state it was planned on plus the
+    run's coverage rows (no reading); it must be the state a new process computes."""
+    turns = [
+        (None, "rules"),
+        ([unit(4), unit(6)], None),  # both deferred: unit 4 for the third time, stuck
+        ([], None),  # unit 6 no longer deferred
+    ]
+    for second, (deferred, backend) in enumerate(turns, start=1):
+        capture(history, user_turn(10 + second, f"Remember the number {second}."))
+        monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{1764495060 + 60 * second} +0000")
+        memrepo = open_repo(history)
+        if backend is not None:
+            memrepo.process(backend=backend)
+        else:
+            memrepo.process(gate_output=answer(history, deferred=deferred or []))
+        repo = memrepo.git
+        tree = repo.head.peel(pygit2.Tree)
+        derived = pending._states[(repo.path, str(tree.id), DEFAULT_MAX_DEFERRALS)]
+        assert derived.tally is not None  # made by advance_state, or computed after
+        assert derived == reference(repo, tree)

@@ -117,13 +117,14 @@ def cold_state(path: Path, new_process: NewProcess) -> ProcessingState:
 # ---------------------------------------------------------------- a warm cache
 
 
-def test_process_fills_the_cache_and_a_new_process_parses_nothing(
+def test_a_process_fills_the_cache_and_the_next_parses_nothing(
     processed: Path, new_process: NewProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`memgit process` leaves an entry per run record and capture it read; the next
-    process derives the same state as a cold one from the entries alone."""
-    run_entries = {entry.stem for kind, entry in entry_files(processed) if kind == "run-coverage"}
-    assert run_entries == blobs(processed, "runs")
+    """`memgit process` leaves an entry per capture it read (its own run records it
+    knows without reading); a process that reads everything leaves an entry per file,
+    and the next derives the same state as a cold one from the entries alone."""
+    capture_entries = {entry.stem for kind, entry in entry_files(processed) if kind == "capture"}
+    assert len(capture_entries) == 5 and capture_entries < blobs(processed, "inbox")  # 2 came later
 
     cold = cold_state(processed, new_process)
     assert_sound_entries(processed)
