@@ -246,14 +246,20 @@ class GitIndex:
             message = stderr.decode("utf-8", "replace").strip()
             if "index.lock" in message:
                 raise OSError(message)  # another git command is writing the index
-            raise ConflictError(
-                f"git {command} failed on the index: {message}",
-                code="git-failed",
-                path="index",
+            raise git_failed(
+                command,
+                message,
                 hint="run `git status` to see what git says about the index, fix it, and "
                 "retry; memgit's commit, if made, is kept and the next write finishes the sync",
             )
         return stdout
+
+
+def git_failed(command: str, message: str, *, hint: str) -> ConflictError:
+    """git's own complaint about the index, as memgit reports it (exit 4)."""
+    return ConflictError(
+        f"git {command} failed on the index: {message}", code="git-failed", path="index", hint=hint
+    )
 
 
 def _retry_locked(write: Callable[[], object], lock_file: Path, timeout: float = LOCK_WAIT) -> None:

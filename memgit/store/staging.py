@@ -15,6 +15,7 @@ import subprocess
 import pygit2
 
 from memgit.errors import ConflictError
+from memgit.store.gitindex import git_failed
 from memgit.store.tree import Entry, place_entries
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -61,11 +62,9 @@ def _git(repo: pygit2.Repository, *args: str) -> bytes:
             hint="the hooks run under git; make `git` runnable on PATH",
         ) from err
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise ConflictError(
-            f"git {args[0]} failed on the index: {message}",
-            code="git-failed",
-            path="index",
+        raise git_failed(
+            args[0],
+            done.stderr.decode("utf-8", "replace").strip(),
             hint="run `git status` to see what git says about the index, fix it, and retry",
         )
     return done.stdout
