@@ -10,7 +10,7 @@ what it has processed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -148,6 +148,19 @@ def advance_state(
             processed.add(unit_id)
     tally = Tally(known.tally.captures, frozenset(processed), deferred)
     _remember((repo.path, str(after.id), max_deferrals), _state_from(repo, tally, max_deferrals))
+
+
+def ingest_run(
+    repo: pygit2.Repository, tree: pygit2.Tree, record: str, coverage: Sequence[tuple[str, str]]
+) -> None:
+    """Take a run's own commit into the coverage table, its record's rows known without
+    reading it, so the next process has nothing to take in."""
+
+    def rows_of(path: str, blob: str) -> Iterable[tuple[str, str]]:
+        return coverage if path == record else _coverage_rows(repo, path, blob)
+
+    with state_tables(repo) as tables:
+        tables.ingest(tree, rows_of)
 
 
 def _compute_state(

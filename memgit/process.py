@@ -36,11 +36,13 @@ from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import GOVERNANCE
 from memgit.index.lexical import LexicalIndex
 from memgit.jsonio import render_json
+from memgit.layout import run_path
 from memgit.pending import (
     DEFAULT_MAX_DEFERRALS,
     PendingCapture,
     ProcessingState,
     advance_state,
+    ingest_run,
     processing_state,
 )
 from memgit.related import related_memories
@@ -301,6 +303,7 @@ def _run_batch(
             settings,
             index,
             planned_on,
+            run_path(run_id),
             [(row["unit_id"], row["decision"]) for row in gate.raw["coverage"]],
         ),
     )
@@ -322,12 +325,14 @@ def _while_git_saves_the_index(
     settings: Settings,
     index: LexicalIndex,
     planned_on: list[pygit2.Tree | None],
+    record: str,
     coverage: Sequence[tuple[str, str]],
 ) -> Callable[[pygit2.Tree], None]:
     """What the next steps need of the new tree, worked out while git saves the Git index:
-    the recall index brought up to it, and its processing state (for the retention check
+    the recall index brought up to it, its processing state (for the retention check
     and the summary), derived from the state of the tree the run was planned on, which
-    differs by the run record only. A failure is left for the step that needs the result."""
+    differs by the run record only, and the record in the coverage table (for the next
+    process). A failure is left for the step that needs the result."""
     max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
 
     def prepare(tree: pygit2.Tree) -> None:
@@ -336,6 +341,7 @@ def _while_git_saves_the_index(
             advance_state(git, planned_on[-1], tree, coverage, max_deferrals=max_deferrals)
         with contextlib.suppress(MemgitError):
             processing_state(git, tree, max_deferrals=max_deferrals)
+            ingest_run(git, tree, record, coverage)
 
     return prepare
 

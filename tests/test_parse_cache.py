@@ -37,8 +37,9 @@ NewProcess = Callable[[Path], ProcessingState]
 
 
 @pytest.fixture
-def processed(repo_path: Path) -> Path:
+def processed(repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Three runs over five turns (two turns a run), then two turns still pending."""
+    monkeypatch.setattr(parsecache, "_decoded", {})  # other tests' turns have the same blobs
     configure(repo_path, gate={"batch_size": 2})
     capture(repo_path, *RULES_TURNS)
     assert len(open_repo(repo_path).process().runs) == 3

@@ -99,6 +99,13 @@ class StateTables:
             return []
         return self._safely(lambda conn: _captures(conn, listed, summarize))
 
+    def ingest(self, tree: pygit2.Tree, rows_of: RowsOf) -> None:
+        """Take in the run records of ``tree`` now (a run does it for its own commit, so
+        that the next process finds the tree ingested)."""
+        runs = _runs_tree(self.repo, tree)
+        if runs is not None:
+            self._safely(lambda conn: _ingest(conn, self.repo, runs, rows_of))
+
     def unit_coverage(
         self, tree: pygit2.Tree, unit_ids: Collection[str], rows_of: RowsOf
     ) -> list[tuple[str, str]]:
