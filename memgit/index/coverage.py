@@ -6,7 +6,9 @@ run record on the branch. Reading them all for each ``memgit process`` grows
 with the inbox (2,000 processed captures within the retention period: 70 ms)
 and with the history (10,000 run records: 0.4 s), even from the parse cache.
 So each file is read once, by path and blob id: a capture's timestamp and
-supporting unit ids, a run record's coverage rows. A ``runs/`` tree is marked
+supporting unit ids, a run record's coverage rows. A folder of captures is also
+kept whole (its latest version, by path and tree id), so listing an inbox of
+unchanged session folders costs a row per folder. A ``runs/`` tree is marked
 ingested once every record in it is in the table; a tree not seen before is
 ingested by diffing it against the last one (only new records are read), or in
 full when there is none. A question then asks only about the units in the
@@ -21,6 +23,8 @@ when it cannot be used the tables live in memory for the process.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -30,9 +34,9 @@ from typing import TypeVar
 import pygit2
 
 from memgit.constants import CACHE_DIR, INBOX_DIR, RUNS_DIR
-from memgit.store.tree import diff_trees, iter_blobs
+from memgit.store.tree import diff_trees
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x6D67636F  # "mgco"
 COVERAGE_FILE = "coverage.sqlite"
 BUSY_TIMEOUT_MS = 60_000
@@ -45,6 +49,8 @@ _SCHEMA = """
 CREATE TABLE capture(
     path TEXT NOT NULL, blob TEXT NOT NULL, timestamp TEXT NOT NULL, units TEXT NOT NULL,
     PRIMARY KEY (path, blob)) WITHOUT ROWID;
+CREATE TABLE folder(path TEXT PRIMARY KEY, tree TEXT NOT NULL, summaries TEXT NOT NULL)
+    WITHOUT ROWID;
 CREATE TABLE record(path TEXT NOT NULL, blob TEXT NOT NULL, PRIMARY KEY (path, blob))
     WITHOUT ROWID;
 CREATE TABLE unit(
@@ -89,15 +95,31 @@ class StateTables:
         self.conn = _open(self.path)
 
     def captures(self, tree: pygit2.Tree, summarize: Summarize) -> list[CaptureSummary]:
-        """The summary of every capture (``.yaml``) in the tree's inbox."""
-        listed = [
-            (path, blob)
-            for path, blob in iter_blobs(self.repo, tree, INBOX_DIR)
-            if path.endswith(".yaml")
-        ]
-        if not listed:
-            return []
-        return self._safely(lambda conn: _captures(conn, listed, summarize))
+        """The summary of every capture (``.yaml``) in the tree's inbox.
+
+        A folder holding only files is kept whole, its latest version by path, so an
+        unchanged session folder costs one row, not a row per capture."""
+        found: list[CaptureSummary] = []
+        level = [(INBOX_DIR, _folder(self.repo, tree, INBOX_DIR))]
+        while level := [(path, folder) for path, folder in level if folder is not None]:
+            known = self._safely(functools.partial(_known_folders, level=level))
+            below: list[tuple[str, pygit2.Tree | None]] = []
+            for path, folder in level:
+                if (path, str(folder.id)) in known:
+                    found += known[path, str(folder.id)]
+                    continue
+                files = []
+                for item in folder:
+                    if item.type_str == "tree":
+                        below.append((f"{path}/{item.name}", _folder(self.repo, folder, item.name)))
+                    elif item.type_str == "blob" and item.name.endswith(".yaml"):
+                        files.append((f"{path}/{item.name}", str(item.id)))
+                summaries = self.summaries(files, summarize)
+                if len(files) == len(folder):  # files only: keep them as one row
+                    self._safely(functools.partial(_keep_folder, row=(path, folder, summaries)))
+                found += summaries
+            level = below
+        return found
 
     def ingest(self, tree: pygit2.Tree, rows_of: RowsOf) -> None:
         """Take in the run records of ``tree`` now (a run does it for its own commit, so
@@ -105,6 +127,14 @@ class StateTables:
         runs = _runs_tree(self.repo, tree)
         if runs is not None:
             self._safely(lambda conn: _ingest(conn, self.repo, runs, rows_of))
+
+    def summaries(
+        self, listed: list[tuple[str, str]], summarize: Summarize
+    ) -> list[CaptureSummary]:
+        """The summary of each (capture path, blob id), from the table or ``summarize``."""
+        if not listed:
+            return []
+        return self._safely(functools.partial(_captures, listed=listed, summarize=summarize))
 
     def unit_coverage(
         self, tree: pygit2.Tree, unit_ids: Collection[str], rows_of: RowsOf
@@ -146,6 +176,46 @@ def _files_in(repo: pygit2.Repository, tree: pygit2.Tree, folder: str) -> dict[s
     if not isinstance(found, pygit2.Tree):
         return {}
     return {item.name: str(item.id) for item in found if item.type_str == "blob"}
+
+
+def _known_folders(
+    conn: sqlite3.Connection, level: list[tuple[str, pygit2.Tree]]
+) -> dict[tuple[str, str], list[CaptureSummary]]:
+    """The summaries kept for these folders, by (path, tree id)."""
+    wanted = {path: str(folder.id) for path, folder in level}
+    known: dict[tuple[str, str], list[CaptureSummary]] = {}
+    paths = sorted(wanted)
+    for start in range(0, len(paths), _CHUNK):
+        chunk = paths[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for path, tree_id, data in conn.execute(
+            f"SELECT path, tree, summaries FROM folder WHERE path IN ({marks})", chunk
+        ):
+            if wanted[path] == tree_id:
+                known[path, tree_id] = [
+                    CaptureSummary(file, blob, timestamp, tuple(units.split()))
+                    for file, blob, timestamp, units in json.loads(data)
+                ]
+    return known
+
+
+def _keep_folder(
+    conn: sqlite3.Connection, row: tuple[str, pygit2.Tree, list[CaptureSummary]]
+) -> None:
+    path, folder, summaries = row
+    rows = [[c.path, c.blob, c.timestamp, " ".join(c.supporting)] for c in summaries]
+    conn.execute(
+        "INSERT OR REPLACE INTO folder VALUES (?, ?, ?)",
+        (path, str(folder.id), json.dumps(rows, separators=(",", ":"))),
+    )
+
+
+def _folder(repo: pygit2.Repository, tree: pygit2.Tree, name: str) -> pygit2.Tree | None:
+    try:
+        found = repo[tree[name].id]
+    except KeyError:
+        return None
+    return found if isinstance(found, pygit2.Tree) else None
 
 
 def _captures(
