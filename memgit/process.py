@@ -245,12 +245,12 @@ def _run_batch(
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
 
-    planned_on: list[pygit2.Tree | None] = [None]  # the tip tree of the last plan
+    planned_on: list[pygit2.Tree | None] = [None]  # the tip tree the last plan built on
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
         applied.clear()
         tree = tip.tree if tip is not None else None
-        planned_on.append(tree)
+        planned_on[0] = tree
         current = catalog if tree is not None and tree.id == catalog_tree_id else Catalog(git, tree)
         if not _still_pending(git, settings, tree, batch):
             return None
@@ -337,8 +337,8 @@ def _while_git_saves_the_index(
 
     def prepare(tree: pygit2.Tree) -> None:
         index.warm()
-        if planned_on[-1] is not None:
-            advance_state(git, planned_on[-1], tree, coverage, max_deferrals=max_deferrals)
+        if planned_on[0] is not None:
+            advance_state(git, planned_on[0], tree, coverage, max_deferrals=max_deferrals)
         with contextlib.suppress(MemgitError):
             processing_state(git, tree, max_deferrals=max_deferrals)
             ingest_run(git, tree, record, coverage)

@@ -100,10 +100,11 @@ class StateTables:
         A folder holding only files is kept whole, its latest version by path, so an
         unchanged session folder costs one row, not a row per capture."""
         found: list[CaptureSummary] = []
-        level = [(INBOX_DIR, _folder(self.repo, tree, INBOX_DIR))]
-        while level := [(path, folder) for path, folder in level if folder is not None]:
+        inbox = _folder(self.repo, tree, INBOX_DIR)
+        level = [(INBOX_DIR, inbox)] if inbox is not None else []
+        while level:
             known = self._safely(functools.partial(_known_folders, level=level))
-            below: list[tuple[str, pygit2.Tree | None]] = []
+            below: list[tuple[str, pygit2.Tree]] = []
             for path, folder in level:
                 if (path, str(folder.id)) in known:
                     found += known[path, str(folder.id)]
@@ -111,7 +112,9 @@ class StateTables:
                 files = []
                 for item in folder:
                     if item.type_str == "tree":
-                        below.append((f"{path}/{item.name}", _folder(self.repo, folder, item.name)))
+                        subfolder = self.repo[item.id]
+                        assert isinstance(subfolder, pygit2.Tree)
+                        below.append((f"{path}/{item.name}", subfolder))
                     elif item.type_str == "blob" and item.name.endswith(".yaml"):
                         files.append((f"{path}/{item.name}", str(item.id)))
                 summaries = self.summaries(files, summarize)
@@ -124,7 +127,7 @@ class StateTables:
     def ingest(self, tree: pygit2.Tree, rows_of: RowsOf) -> None:
         """Take in the run records of ``tree`` now (a run does it for its own commit, so
         that the next process finds the tree ingested)."""
-        runs = _runs_tree(self.repo, tree)
+        runs = _folder(self.repo, tree, RUNS_DIR)
         if runs is not None:
             self._safely(lambda conn: _ingest(conn, self.repo, runs, rows_of))
 
@@ -141,7 +144,7 @@ class StateTables:
     ) -> list[tuple[str, str]]:
         """(unit id, decision) of each coverage row the run records in ``tree`` hold for
         ``unit_ids``; ``rows_of`` reads a record (and raises if it is broken)."""
-        runs = _runs_tree(self.repo, tree)
+        runs = _folder(self.repo, tree, RUNS_DIR)
         if runs is None or not unit_ids:
             return []
         rows = self._safely(lambda conn: _rows(conn, self.repo, runs, unit_ids, rows_of))
@@ -259,15 +262,6 @@ def _rows(
             f"SELECT unit_id, path, blob, decision FROM unit WHERE unit_id IN ({marks})", chunk
         ).fetchall()
     return rows
-
-
-def _runs_tree(repo: pygit2.Repository, tree: pygit2.Tree) -> pygit2.Tree | None:
-    try:
-        entry = tree[RUNS_DIR]
-    except KeyError:
-        return None
-    found = repo[entry.id]
-    return found if isinstance(found, pygit2.Tree) else None
 
 
 def _ingest(
