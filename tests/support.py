@@ -48,12 +48,18 @@ def snapshot(path: Path) -> dict[str, object]:
         path, "rev-parse", "-q", "--verify", "HEAD", check=False
     )
     index = (path / ".git" / "index").read_bytes() if (path / ".git" / "index").exists() else b""
+    # A lock git left behind makes the person's next git command fail.
+    git_locks = sorted(
+        str(p.relative_to(path / ".git"))
+        for p in (path / ".git").rglob("*.lock")
+        if "memgit" not in p.relative_to(path / ".git").parts
+    )
     files = {
         str(p.relative_to(path)): p.read_bytes() if p.is_file() and not p.is_symlink() else "link"
         for p in sorted(path.rglob("*"))
         if ".git" not in p.relative_to(path).parts and not p.is_dir()
     }
-    return {"refs": refs, "head": head, "index": index, "files": files}
+    return {"refs": refs, "head": head, "index": index, "locks": git_locks, "files": files}
 
 
 def make_turn(seq: int = 0, content: str = "hello", **fields: object) -> dict[str, object]:

@@ -24,14 +24,19 @@ from memgit.store.tree import build_tree, diff_trees
 from support import git, snapshot
 
 
-@pytest.fixture(params=["libgit2", "git"])
+@pytest.fixture(params=["libgit2", "git", "git-split"])
 def plain_repo(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> pygit2.Repository:
-    """A repository whose index memgit reaches in process, or (as for a large one) via git."""
+    """A repository whose index memgit reaches in process, or (as for a large one) via
+    git: whole (the first write splits it), or already split (git's writer is started
+    before the change is known to be published)."""
     if request.param == "git":
         monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
-    return _plain_repo(tmp_path)
+    repo = _plain_repo(tmp_path)
+    if request.param == "git-split":
+        git(Path(repo.workdir), "update-index", "--split-index")
+    return repo
 
 
 def _plain_repo(tmp_path: Path) -> pygit2.Repository:

@@ -343,8 +343,8 @@ def refresh(
             _build(conn, repo, new_tree, stats, progress)
         elif indexed != state.tree:
             changed = iter_tree_changes(repo, tree_of(repo, indexed), new_tree)
-            rows = _row_count(conn)
-            if len(changed) > 1000 and len(changed) > rows * _REBUILD_SHARE:
+            # (Counting rows scans the turn table: only worth it for a large change.)
+            if len(changed) > 1000 and len(changed) > _row_count(conn) * _REBUILD_SHARE:
                 stats.reason = f"{len(changed)} changed paths"
                 _build(conn, repo, new_tree, stats, progress)
             else:
