@@ -131,6 +131,17 @@ def capture_turn(repo: pygit2.Repository, blob: str, *, path: str) -> Turn:
     )
 
 
+def remember_capture(repo: pygit2.Repository, blob: str, turn: Turn) -> None:
+    """Keep ``turn``, just parsed strictly from capture blob ``blob``, for later readers:
+    memgit-schemas parses each new capture for real, and the next ``memgit process``
+    then reads the capture from the cache instead of parsing it again."""
+    if not _BLOB.fullmatch(blob) or ("capture", blob) in _decoded:
+        return
+    _decoded["capture", blob] = turn
+    if not _entry_path(repo, "capture", blob).is_file():
+        _store(repo, "capture", blob, Turn.to_dict(turn))
+
+
 def repository_settings(repo: pygit2.Repository, data: bytes) -> Settings:
     """The Settings of memgit.yaml content ``data``: every command reads the file, and its
     strict parse and schema check (6 ms) run once per content per repository. The strict

@@ -121,16 +121,29 @@ def cold_state(path: Path, new_process: NewProcess) -> ProcessingState:
 def test_a_process_fills_the_cache_and_the_next_parses_nothing(
     processed: Path, new_process: NewProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`memgit process` leaves an entry per capture it read (its own run records it
-    knows without reading); a process that reads everything leaves an entry per file,
-    and the next derives the same state as a cold one from the entries alone."""
+    """Every capture leaves its entry (memgit-schemas parsed it to commit it); `memgit
+    process` knows its own run records without reading them; a process that reads
+    everything leaves an entry per file, and the next derives the same state as a cold
+    one from the entries alone."""
     capture_entries = {entry.stem for kind, entry in entry_files(processed) if kind == "capture"}
-    assert len(capture_entries) == 5 and capture_entries < blobs(processed, "inbox")  # 2 came later
+    assert capture_entries == blobs(processed, "inbox")
 
     cold = cold_state(processed, new_process)
     assert_sound_entries(processed)
     with no_parsing(monkeypatch):
         assert new_process(processed) == cold
+
+
+def test_a_process_parses_no_capture_the_capture_command_checked(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The strict parse of a new capture runs once: in the check that commits it."""
+    monkeypatch.setattr(parsecache, "_decoded", {})
+    capture(repo_path, *RULES_TURNS)
+    monkeypatch.setattr(parsecache, "_decoded", {})  # as in the next process
+    with refused(monkeypatch, (parsecache, "parse_capture")):
+        result = open_repo(repo_path).process()
+    assert len(result.runs) == 1 and result.runs[0].decisions
 
 
 # ---------------------------------------------------------------- a broken cache

@@ -16,8 +16,10 @@ from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
 from memgit.memory import parse_memory
+from memgit.parsecache import remember_capture
 from memgit.runrecord import parse_run_record
 from memgit.settings import parse_settings
+from memgit.store.tree import blob_at
 
 HOOK_ID = "memgit-schemas"
 
@@ -46,6 +48,7 @@ def _misplaced(path: str, expected: str) -> Problem:
 
 def _check_capture(path: str, view: CommitView) -> Iterator[Problem]:
     turn = view.parsed(path, parse_capture)
+    remember_capture(view.repo, str(blob_at(view.tree, path)), turn)
     if turn.path != path:
         yield _misplaced(path, turn.path)
 
