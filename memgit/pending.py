@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 import pygit2
 
+from memgit.capture.turn import moment
 from memgit.evidence import EvidenceUnit, units_of
-from memgit.index.coverage import CaptureSummary, state_tables
+from memgit.index.coverage import CaptureSummary, SettledFolder, state_tables
 from memgit.parsecache import cached, capture_turn
 from memgit.runrecord import parse_run_record
 
@@ -36,21 +38,63 @@ class PendingCapture:
 
 @dataclass(frozen=True, slots=True)
 class Tally:
-    """The inbox's captures and what the run records say of their supporting units."""
+    """The inbox's captures (but for the settled folders) and what the run records say
+    of their supporting units."""
 
     captures: tuple[CaptureSummary, ...]
     processed: frozenset[str]
     deferred: Counter[str]
+    settled: tuple[SettledFolder, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ProcessingState:
+    """What is left to process, and what is done.
+
+    ``processed`` and ``fully_processed`` hold the captures outside ``settled``
+    folders, whose captures are all processed and read only when asked for; equal
+    states give the same answers, however they were computed."""
+
     pending: tuple[PendingCapture, ...]
     processed: frozenset[str]
     stuck: tuple[str, ...] = field(default_factory=tuple)
     # capture path -> its timestamp, for captures with nothing left to decide
     fully_processed: dict[str, str] = field(default_factory=dict)
-    tally: Tally | None = field(default=None, compare=False, repr=False)
+    settled: tuple[SettledFolder, ...] = ()
+    tally: Tally | None = field(default=None, repr=False)
+
+    def processed_units(self) -> frozenset[str]:
+        """Every processed supporting unit in the inbox."""
+        settled = (u for f in self.settled for c in f.captures() for u in c.supporting)
+        return self.processed.union(settled)
+
+    def done_captures(self) -> dict[str, str]:
+        """Capture path -> timestamp of every capture with nothing left to decide."""
+        done = dict(self.fully_processed)
+        for folder in self.settled:
+            done.update((c.path, c.timestamp) for c in folder.captures())
+        return done
+
+    def done_before(self, cutoff: datetime) -> list[str]:
+        """The captures with nothing left to decide taken before ``cutoff``, sorted;
+        a settled folder's captures are read only if its oldest one is that old."""
+        found = [path for path, stamp in self.fully_processed.items() if moment(stamp) < cutoff]
+        for folder in self.settled:
+            if folder.oldest < cutoff.timestamp():
+                found += [c.path for c in folder.captures() if moment(c.timestamp) < cutoff]
+        return sorted(found)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProcessingState):
+            return NotImplemented
+        return (self.pending, self.stuck, self.processed_units(), self.done_captures()) == (
+            other.pending,
+            other.stuck,
+            other.processed_units(),
+            other.done_captures(),
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _coverage_rows(repo: pygit2.Repository, path: str, blob: str) -> tuple[tuple[str, str], ...]:
@@ -146,7 +190,7 @@ def advance_state(
             deferred[unit_id] += 1
         else:
             processed.add(unit_id)
-    tally = Tally(known.tally.captures, frozenset(processed), deferred)
+    tally = Tally(known.tally.captures, frozenset(processed), deferred, known.tally.settled)
     _remember((repo.path, str(after.id), max_deferrals), _state_from(repo, tally, max_deferrals))
 
 
@@ -167,19 +211,30 @@ def _compute_state(
     repo: pygit2.Repository, tree: pygit2.Tree, max_deferrals: int
 ) -> ProcessingState:
     with state_tables(repo) as tables:
-        captures = tables.captures(tree, lambda path, blob: _summary(repo, path, blob))
-        supporting = {unit_id for capture in captures for unit_id in capture.supporting}
+        inbox = tables.captures(tree, lambda path, blob: _summary(repo, path, blob))
+        supporting = {unit_id for capture in inbox.captures for unit_id in capture.supporting}
         coverage = tables.unit_coverage(
             tree, supporting, lambda path, blob: _coverage_rows(repo, path, blob)
         )
-    processed: set[str] = set()
-    deferred: Counter[str] = Counter()
-    for unit_id, decision in coverage:
-        if decision == "DEFERRED":
-            deferred[unit_id] += 1
-        else:
-            processed.add(unit_id)
-    return _state_from(repo, Tally(tuple(captures), frozenset(processed), deferred), max_deferrals)
+        witnesses: dict[str, tuple[str, str]] = {}
+        deferred: Counter[str] = Counter()
+        for unit_id, decision, record, blob in coverage:
+            if decision == "DEFERRED":
+                deferred[unit_id] += 1
+            else:
+                witnesses[unit_id] = (record, blob)
+        tally = Tally(tuple(inbox.captures), frozenset(witnesses), deferred, tuple(inbox.settled))
+        state = _state_from(repo, tally, max_deferrals)
+        tables.settle(
+            tree,
+            [
+                (path, tree_id, captures)
+                for path, (tree_id, captures) in inbox.whole.items()
+                if all(capture.path in state.fully_processed for capture in captures)
+            ],
+            witnesses,
+        )
+    return state
 
 
 def _state_from(repo: pygit2.Repository, tally: Tally, max_deferrals: int) -> ProcessingState:
@@ -200,5 +255,6 @@ def _state_from(repo: pygit2.Repository, tally: Tally, max_deferrals: int) -> Pr
         processed=tally.processed,
         stuck=tuple(sorted(stuck)),
         fully_processed=done,
+        settled=tally.settled,
         tally=tally,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pygit2
 
@@ -27,9 +27,7 @@ def expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None
         state = processing_state(
             git, tree, max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
         )
-        for path, stamp in sorted(state.fully_processed.items()):
-            if _parse_time(stamp) < cutoff:
-                expired.append(path)
+        expired.extend(state.done_before(cutoff))
         if not expired:
             return None
         keys = []
@@ -46,7 +44,3 @@ def expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None
 
     result = commit_change(git, plan, guard=GOVERNANCE, author_fallback=settings.author)
     return result.commit, tuple(expired) if result.commit else ()
-
-
-def _parse_time(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))

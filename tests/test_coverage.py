@@ -9,18 +9,30 @@ every run record in the tree parsed, every coverage row counted.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
 import pytest
-from test_process import answer, capture, configure, open_repo, unit, user_turn
+from test_process import (
+    answer,
+    capture,
+    configure,
+    cpath,
+    open_repo,
+    pending_units,
+    unit,
+    user_turn,
+)
 
 from memgit import pending
+from memgit.capture.turn import moment
 from memgit.evidence import units_of
 from memgit.index import coverage
 from memgit.parsecache import capture_turn
@@ -118,7 +130,7 @@ def history(repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_table_gives_the_state_every_record_gives(history: Path) -> None:
     state = assert_matches_reference(history)
     assert (history / TABLE).is_file()
-    assert {unit(n) for n in (0, 1, 2, 3)} <= state.processed
+    assert {unit(n) for n in (0, 1, 2, 3)} <= state.processed_units()
     waiting = sorted(u.id for c in state.pending for u in c.units if u.can_support)
     assert waiting == [unit(4), unit(6)]
 
@@ -150,7 +162,7 @@ def test_a_new_run_reads_no_record(history: Path, monkeypatch: pytest.MonkeyPatc
     walked.clear()
     state = assert_matches_reference(history)
     assert walked == []  # a new process finds the run's tree taken in
-    assert unit(6) in state.processed
+    assert unit(6) in state.processed_units()
 
 
 def test_a_removed_run_record_no_longer_counts(history: Path) -> None:
@@ -163,7 +175,7 @@ def test_a_removed_run_record_no_longer_counts(history: Path) -> None:
     git(history, "rm", "-q", first)
     git(history, "commit", "-q", "-m", "forget the first run")
     state = assert_matches_reference(history)
-    assert unit(0) not in state.processed
+    assert unit(0) not in state.processed_units()
     assert unit(0) in {u.id for c in state.pending for u in c.units if u.can_support}
 
 
@@ -178,7 +190,7 @@ def test_a_hand_edited_run_record_counts_as_it_is_now(history: Path) -> None:
     (history / record).write_text(text.replace('"DEFERRED"', '"NO_CHANGE"'), "utf-8")
     git(history, "commit", "-q", "-am", "the deferral was a no-change")
     state = assert_matches_reference(history)
-    assert unit(4) in state.processed
+    assert unit(4) in state.processed_units()
 
 
 def test_each_branch_counts_its_own_records(history: Path) -> None:
@@ -186,8 +198,8 @@ def test_each_branch_counts_its_own_records(history: Path) -> None:
     first_run = git(history, "log", "--format=%H", "--grep=Memgit-Run", "--reverse").split()[0]
     git(history, "branch", "older", first_run)
     older = assert_matches_reference(history, "older")
-    assert unit(0) in older.processed and unit(2) not in older.processed
-    assert unit(2) in assert_matches_reference(history).processed
+    assert unit(0) in older.processed_units() and unit(2) not in older.processed_units()
+    assert unit(2) in assert_matches_reference(history).processed_units()
 
 
 @pytest.mark.parametrize(
@@ -247,7 +259,7 @@ def test_processes_filling_the_table_at_once_agree(history: Path) -> None:
         "from memgit.pending import processing_state\n"
         "repo = MemoryRepo.open(sys.argv[1]).git\n"
         "state = processing_state(repo, repo.head.peel().tree, max_deferrals=3)\n"
-        "print(json.dumps(sorted(state.processed)))\n"
+        "print(json.dumps(sorted(state.processed_units())))\n"
     )
     runs = [
         subprocess.Popen(
@@ -260,7 +272,7 @@ def test_processes_filling_the_table_at_once_agree(history: Path) -> None:
     for run in runs:
         out, err = run.communicate(timeout=120)
         assert run.returncode == 0, err.decode()
-        assert out.decode().strip() == str(sorted(expected.processed)).replace("'", '"')
+        assert out.decode().strip() == str(sorted(expected.processed_units())).replace("'", '"')
 
 
 def test_only_new_captures_are_read_again(history: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -308,7 +320,7 @@ def test_removed_captures_leave_the_state(history: Path) -> None:
     git(history, "commit", "-q", "-m", "two captures removed by hand")
     state = assert_matches_reference(history)
     assert not {c.path for c in state.pending} & set(gone)
-    assert not set(state.fully_processed) & set(gone)
+    assert not set(state.done_captures()) & set(gone)
 
 
 def test_a_runs_own_commit_gets_the_state_computing_it_afresh_gives(
@@ -334,3 +346,133 @@ def test_a_runs_own_commit_gets_the_state_computing_it_afresh_gives(
         derived = pending._states[(repo.path, str(tree.id), DEFAULT_MAX_DEFERRALS)]
         assert derived.tally is not None  # made by advance_state, or computed after
         assert derived == reference(repo, tree)
+
+
+# ---------------------------------------------------------------- settled folders
+
+DONE = "done"  # a session whose turns are all processed
+
+
+@pytest.fixture
+def settled(history: Path) -> Path:
+    """``history``, plus a session folder of three turns, all processed by one run."""
+    configure(history, gate={"batch_size": 10})
+    capture(
+        history,
+        *(
+            user_turn(n, text, session=DONE, timestamp=f"2026-11-{n:02d}T10:00:00Z")
+            for n, text in [(1, "Remember the cat is Tom."), (2, "Nice."), (3, "I prefer tea.")]
+        ),
+    )
+    done = [unit(n, session=DONE) for n in (1, 2, 3)]
+    open_repo(history).process(
+        gate_output=answer(history, deferred=[u for u in pending_units(history) if u not in done])
+    )
+    state = assert_matches_reference(history)  # the first state marks the folder settled
+    assert not state.settled
+    return history
+
+
+def settled_folders(path: Path) -> list[str]:
+    state = assert_matches_reference(path)
+    return [folder.path for folder in state.settled]
+
+
+def done_folder(path: Path) -> str:
+    return cpath(1, session=DONE).rpartition("/")[0]
+
+
+def test_a_settled_folder_is_taken_whole(settled: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its captures are not listed and its units not asked about; the state is the same."""
+    asked: list[str] = []
+    real = coverage.StateTables.unit_coverage
+
+    def recording(self: coverage.StateTables, tree: pygit2.Tree, unit_ids, rows_of):  # type: ignore[no-untyped-def]
+        asked.extend(unit_ids)
+        return real(self, tree, unit_ids, rows_of)
+
+    monkeypatch.setattr(coverage.StateTables, "unit_coverage", recording)
+    assert settled_folders(settled) == [done_folder(settled)]
+    assert asked and not {u for u in asked if f"/{DONE}/" in u}
+    state, _ = state_of(settled)
+    assert unit(1, session=DONE) in state.processed_units()
+    assert unit(1, session=DONE) not in state.processed  # never read
+    assert cpath(2, session=DONE) in state.done_captures()
+
+
+def _records_covering(path: Path, unit_id: str) -> list[str]:
+    return [
+        name
+        for name in git(path, "ls-files", "runs").split()
+        if f'"{unit_id}"' in (path / name).read_text("utf-8")
+    ]
+
+
+def test_a_settled_folder_without_its_record_is_read_again(settled: Path) -> None:
+    assert settled_folders(settled) == [done_folder(settled)]
+    (record,) = _records_covering(settled, unit(1, session=DONE))
+    git(settled, "rm", "-q", record)
+    git(settled, "commit", "-q", "-m", "forget the run")
+    assert settled_folders(settled) == []
+    state, _ = state_of(settled)
+    waiting = {u.id for c in state.pending for u in c.units if u.can_support}
+    assert {unit(n, session=DONE) for n in (1, 2, 3)} <= waiting
+
+
+def test_a_settled_folder_whose_record_changed_is_read_again(settled: Path) -> None:
+    assert settled_folders(settled) == [done_folder(settled)]
+    (record,) = _records_covering(settled, unit(2, session=DONE))
+    data = json.loads((settled / record).read_text("utf-8"))
+    for row in data["gate_output"]["coverage"]:
+        if row["unit_id"] == unit(2, session=DONE):
+            row.update(decision="DEFERRED", reason="needs-context")
+    (settled / record).write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    git(settled, "commit", "-q", "-am", "the run deferred turn 2 after all")
+    assert settled_folders(settled) == []
+    state, _ = state_of(settled)
+    assert [c.path for c in state.pending if c.path.startswith(done_folder(settled))] == [
+        cpath(2, session=DONE)
+    ]
+
+
+def test_a_settled_folder_counts_only_on_a_branch_with_its_record(settled: Path) -> None:
+    assert settled_folders(settled) == [done_folder(settled)]
+    before_run = git(settled, "rev-parse", "HEAD~1").strip()
+    git(settled, "branch", "before-run", before_run)
+    state = assert_matches_reference(settled, "before-run")
+    assert not state.settled
+    assert unit(3, session=DONE) not in state.processed_units()
+
+
+def test_a_changed_settled_folder_is_read_again(settled: Path) -> None:
+    assert settled_folders(settled) == [done_folder(settled)]
+    capture(settled, user_turn(4, "Remember the dog is Rex.", session=DONE))
+    assert settled_folders(settled) == []
+    state, _ = state_of(settled)
+    assert cpath(4, session=DONE) in {c.path for c in state.pending}
+
+
+@pytest.mark.parametrize(("month", "day"), [(11, 1), (11, 2), (11, 4), (12, 1)])
+def test_retention_reads_a_settled_folder_only_when_old_enough(
+    settled: Path, monkeypatch: pytest.MonkeyPatch, month: int, day: int
+) -> None:
+    """``done_before`` gives what the full list gives, and reads the settled folder's
+    captures only if its oldest one is before the cutoff."""
+    assert settled_folders(settled) == [done_folder(settled)]
+    state, tree = state_of(settled)
+    cutoff = datetime(2026, month, day, 9, 0, tzinfo=UTC)  # the turns are from 10:00
+    done = reference(open_repo(settled).git, tree).done_captures()
+    expected = sorted(path for path, stamp in done.items() if moment(stamp) < cutoff)
+    read: list[str] = []
+    real = coverage.SettledFolder.captures
+
+    def recording(self: coverage.SettledFolder) -> list[coverage.CaptureSummary]:
+        read.append(self.path)
+        return real(self)
+
+    monkeypatch.setattr(coverage.SettledFolder, "captures", recording)
+    assert state.done_before(cutoff) == expected
+    old_enough = (month, day) > (11, 1)
+    assert read == ([done_folder(settled)] if old_enough else [])
+    assert (cpath(1, session=DONE) in expected) == old_enough
+    assert (cpath(0) in expected) == (month == 12)  # done, in a folder not settled

@@ -141,6 +141,11 @@ _RFC3339 = re.compile(
 )
 
 
+def moment(timestamp: str) -> datetime:
+    """The moment a capture's (checked) timestamp names, time zone included."""
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
 def _check_timestamp(value: str, *, source: str) -> None:
     """RFC 3339 with a time zone, and a real moment (no February 30th)."""
     problem = None
@@ -148,7 +153,7 @@ def _check_timestamp(value: str, *, source: str) -> None:
         problem = "needs a date, a time and a time zone"
     else:
         try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment(value)
         except ValueError:
             problem = "is not a real date and time"
     if problem is not None:

@@ -15,6 +15,13 @@ full when there is none. A question then asks only about the units in the
 inbox, and keeps only rows whose record the tree still holds at that path, so
 records that were removed, or belong to another branch, never count.
 
+A folder kept whole whose every supporting unit is processed is also marked
+settled, with the run records that processed its units (its witnesses). While
+the folder is unchanged and each witness is still in the tree at its path, its
+units are processed: the next state takes the folder as one row, without
+reading its captures or asking about their units. So a long inbox of processed
+sessions (kept for the retention period) costs little more than a short one.
+
 Rows are only added, never changed: a blob's content never changes. This is
 derived data: a file that is not a database of this version is replaced, and
 when it cannot be used the tables live in memory for the process.
@@ -26,17 +33,18 @@ import contextlib
 import functools
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pygit2
 
+from memgit.capture.turn import moment
 from memgit.constants import CACHE_DIR, INBOX_DIR, RUNS_DIR
 from memgit.store.tree import diff_trees
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x6D67636F  # "mgco"
 COVERAGE_FILE = "coverage.sqlite"
 BUSY_TIMEOUT_MS = 60_000
@@ -57,6 +65,9 @@ CREATE TABLE unit(
     unit_id TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL, decision TEXT NOT NULL);
 CREATE INDEX unit_by_id ON unit(unit_id);
 CREATE TABLE ingested(tree TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE settled(
+    path TEXT PRIMARY KEY, tree TEXT NOT NULL, oldest REAL NOT NULL, witnesses TEXT NOT NULL)
+    WITHOUT ROWID;
 CREATE INDEX ingested_by_seq ON ingested(seq);
 """
 
@@ -69,6 +80,29 @@ class CaptureSummary:
     blob: str
     timestamp: str
     supporting: tuple[str, ...]  # ids of the units that can support a memory (no spaces)
+
+
+@dataclass(frozen=True, slots=True)
+class SettledFolder:
+    """A folder of captures whose supporting units are all processed, by run records
+    still in the tree: its captures are read only when someone asks for them."""
+
+    path: str
+    oldest: float  # the earliest capture time in it, in seconds since the epoch
+    listing: str  # its captures' summaries, as the folder table keeps them
+
+    def captures(self) -> list[CaptureSummary]:
+        return _summaries_from(self.listing)
+
+
+@dataclass(slots=True)
+class Inbox:
+    """The captures of an inbox: those to look at, and the settled folders."""
+
+    captures: list[CaptureSummary]
+    settled: list[SettledFolder]
+    # Folders kept whole, not settled (yet): path -> (tree id, their captures).
+    whole: dict[str, tuple[str, list[CaptureSummary]]]
 
 
 Summarize = Callable[[str, str], CaptureSummary]
@@ -94,20 +128,29 @@ class StateTables:
         self.path = Path(repo.path) / CACHE_DIR / COVERAGE_FILE
         self.conn = _open(self.path)
 
-    def captures(self, tree: pygit2.Tree, summarize: Summarize) -> list[CaptureSummary]:
-        """The summary of every capture (``.yaml``) in the tree's inbox.
+    def captures(self, tree: pygit2.Tree, summarize: Summarize) -> Inbox:
+        """The summary of every capture (``.yaml``) in the tree's inbox, but for the
+        settled folders, which are taken whole.
 
         A folder holding only files is kept whole, its latest version by path, so an
         unchanged session folder costs one row, not a row per capture."""
-        found: list[CaptureSummary] = []
-        inbox = _folder(self.repo, tree, INBOX_DIR)
-        level = [(INBOX_DIR, inbox)] if inbox is not None else []
+        inbox = Inbox(captures=[], settled=[], whole={})
+        witnessed = _Witnesses(self.repo, tree)
+        folder = _folder(self.repo, tree, INBOX_DIR)
+        level = [(INBOX_DIR, folder)] if folder is not None else []
         while level:
             known = self._safely(functools.partial(_known_folders, level=level))
             below: list[tuple[str, pygit2.Tree]] = []
             for path, folder in level:
-                if (path, str(folder.id)) in known:
-                    found += known[path, str(folder.id)]
+                tree_id = str(folder.id)
+                if (path, tree_id) in known:
+                    listing, settled = known[path, tree_id]
+                    if settled is not None and witnessed.hold(settled[1]):
+                        inbox.settled.append(SettledFolder(path, settled[0], listing))
+                        continue
+                    summaries = _summaries_from(listing)
+                    inbox.whole[path] = (tree_id, summaries)
+                    inbox.captures += summaries
                     continue
                 files = []
                 for item in folder:
@@ -120,9 +163,39 @@ class StateTables:
                 summaries = self.summaries(files, summarize)
                 if len(files) == len(folder):  # files only: keep them as one row
                     self._safely(functools.partial(_keep_folder, row=(path, folder, summaries)))
-                found += summaries
+                    inbox.whole[path] = (tree_id, summaries)
+                inbox.captures += summaries
             level = below
-        return found
+        return inbox
+
+    def settle(
+        self,
+        tree: pygit2.Tree,
+        folders: Iterable[tuple[str, str, list[CaptureSummary]]],
+        witnesses: Mapping[str, tuple[str, str]],
+    ) -> None:
+        """Mark these (path, tree id, captures) folders settled: every supporting unit
+        of their captures is processed by the record ``witnesses`` names for it
+        ((path, blob id) in ``tree``)."""
+        rows = []
+        for path, tree_id, summaries in folders:
+            kept: dict[str, dict[str, str]] = {}
+            for capture in summaries:
+                for unit_id in capture.supporting:
+                    record, blob = witnesses[unit_id]
+                    folder, _, name = record.rpartition("/")
+                    kept.setdefault(folder, {})[name] = blob
+            marks = {
+                folder: [_tree_id(self.repo, tree, folder), names] for folder, names in kept.items()
+            }
+            oldest = min(moment(c.timestamp).timestamp() for c in summaries) if summaries else 0
+            rows.append((path, tree_id, oldest, json.dumps(marks, separators=(",", ":"))))
+        if rows:
+            self._safely(
+                lambda conn: conn.executemany(
+                    "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?)", rows
+                )
+            )
 
     def ingest(self, tree: pygit2.Tree, rows_of: RowsOf) -> None:
         """Take in the run records of ``tree`` now (a run does it for its own commit, so
@@ -141,21 +214,22 @@ class StateTables:
 
     def unit_coverage(
         self, tree: pygit2.Tree, unit_ids: Collection[str], rows_of: RowsOf
-    ) -> list[tuple[str, str]]:
-        """(unit id, decision) of each coverage row the run records in ``tree`` hold for
-        ``unit_ids``; ``rows_of`` reads a record (and raises if it is broken)."""
+    ) -> list[tuple[str, str, str, str]]:
+        """(unit id, decision, record path, record blob) of each coverage row the run
+        records in ``tree`` hold for ``unit_ids``; ``rows_of`` reads a record (and
+        raises if it is broken)."""
         runs = _folder(self.repo, tree, RUNS_DIR)
         if runs is None or not unit_ids:
             return []
         rows = self._safely(lambda conn: _rows(conn, self.repo, runs, unit_ids, rows_of))
         folders: dict[str, dict[str, str]] = {}  # folder -> {file name: blob id}
         found = []
-        for unit_id, path, blob, decision in rows:
-            folder, _, name = path.rpartition("/")
+        for row in rows:
+            folder, _, name = row[2].rpartition("/")
             if folder not in folders:
                 folders[folder] = _files_in(self.repo, tree, folder)
-            if folders[folder].get(name) == blob:
-                found.append((unit_id, decision))
+            if folders[folder].get(name) == row[3]:
+                found.append(row)
         return found
 
     def _safely(self, query: Callable[[sqlite3.Connection], T]) -> T:
@@ -181,25 +255,70 @@ def _files_in(repo: pygit2.Repository, tree: pygit2.Tree, folder: str) -> dict[s
     return {item.name: str(item.id) for item in found if item.type_str == "blob"}
 
 
+Settled = tuple[float, dict[str, list[Any]]]
+"""A settled folder's oldest capture time, and its witnesses: record folder ->
+[its tree id then, {record file name: blob id}]."""
+
+
 def _known_folders(
     conn: sqlite3.Connection, level: list[tuple[str, pygit2.Tree]]
-) -> dict[tuple[str, str], list[CaptureSummary]]:
-    """The summaries kept for these folders, by (path, tree id)."""
+) -> dict[tuple[str, str], tuple[str, Settled | None]]:
+    """The summaries kept for these folders (as kept), and whether they are settled, by
+    (path, tree id)."""
     wanted = {path: str(folder.id) for path, folder in level}
-    known: dict[tuple[str, str], list[CaptureSummary]] = {}
+    known: dict[tuple[str, str], tuple[str, Settled | None]] = {}
     paths = sorted(wanted)
     for start in range(0, len(paths), _CHUNK):
         chunk = paths[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
-        for path, tree_id, data in conn.execute(
-            f"SELECT path, tree, summaries FROM folder WHERE path IN ({marks})", chunk
+        for path, tree_id, listing, oldest, witnesses in conn.execute(
+            "SELECT f.path, f.tree, f.summaries, s.oldest, s.witnesses FROM folder AS f "
+            "LEFT JOIN settled AS s ON s.path = f.path AND s.tree = f.tree "
+            f"WHERE f.path IN ({marks})",
+            chunk,
         ):
             if wanted[path] == tree_id:
-                known[path, tree_id] = [
-                    CaptureSummary(file, blob, timestamp, tuple(units.split()))
-                    for file, blob, timestamp, units in json.loads(data)
-                ]
+                settled = (oldest, json.loads(witnesses)) if witnesses is not None else None
+                known[path, tree_id] = (listing, settled)
     return known
+
+
+def _summaries_from(listing: str) -> list[CaptureSummary]:
+    return [
+        CaptureSummary(file, blob, timestamp, tuple(units.split()))
+        for file, blob, timestamp, units in json.loads(listing)
+    ]
+
+
+class _Witnesses:
+    """Whether the run records that settled a folder are still in ``tree``."""
+
+    def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree) -> None:
+        self.repo = repo
+        self.tree = tree
+        self.folders: dict[str, tuple[str | None, dict[str, str] | None]] = {}
+
+    def hold(self, witnesses: dict[str, list[Any]]) -> bool:
+        for folder, (then, names) in witnesses.items():
+            if folder not in self.folders:
+                self.folders[folder] = (_tree_id(self.repo, self.tree, folder), None)
+            now, files = self.folders[folder]
+            if now == then:
+                continue  # the same records as when the folder settled
+            if files is None:
+                files = _files_in(self.repo, self.tree, folder)
+                self.folders[folder] = (now, files)
+            if any(files.get(name) != blob for name, blob in names.items()):
+                return False
+        return True
+
+
+def _tree_id(repo: pygit2.Repository, tree: pygit2.Tree, folder: str) -> str | None:
+    try:
+        entry = tree[folder]
+    except KeyError:
+        return None
+    return str(entry.id) if entry.type_str == "tree" else None
 
 
 def _keep_folder(
@@ -251,7 +370,7 @@ def _rows(
     unit_ids: Collection[str],
     rows_of: RowsOf,
 ) -> list[tuple[str, str, str, str]]:
-    """(unit id, path, blob, decision) of every ingested row for ``unit_ids``."""
+    """(unit id, decision, path, blob) of every ingested row for ``unit_ids``."""
     _ingest(conn, repo, runs, rows_of)
     wanted = sorted(unit_ids)
     rows: list[tuple[str, str, str, str]] = []
@@ -259,7 +378,7 @@ def _rows(
         chunk = wanted[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
         rows += conn.execute(
-            f"SELECT unit_id, path, blob, decision FROM unit WHERE unit_id IN ({marks})", chunk
+            f"SELECT unit_id, decision, path, blob FROM unit WHERE unit_id IN ({marks})", chunk
         ).fetchall()
     return rows
 
