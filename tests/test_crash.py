@@ -360,7 +360,7 @@ from memgit import MemoryRepo
 
 repo_path, point, turn, way = sys.argv[1:5]
 if way == "git":
-    gitindex.GIT_INDEX_BYTES = 0  # as for a large index
+    gitindex.GIT_INDEX_BYTES = gitindex.SPLIT_INDEX_BYTES = 0  # as for a large index
 
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)

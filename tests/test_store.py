@@ -24,15 +24,18 @@ from memgit.store.tree import build_tree, diff_trees
 from support import git, snapshot
 
 
-@pytest.fixture(params=["libgit2", "git", "git-split"])
+@pytest.fixture(params=["libgit2", "git", "git-whole", "git-split"])
 def plain_repo(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> pygit2.Repository:
-    """A repository whose index memgit reaches in process, or (as for a large one) via
-    git: whole (the first write splits it), or already split (git's writer is started
-    before the change is known to be published)."""
-    if request.param == "git":
+    """A repository whose index memgit reaches in process, or via git: as for a large
+    index (whole, the first write splits it), a middling one (kept whole), or one
+    already split. On the last two, git's writer starts before the change is known
+    to be published."""
+    if request.param != "libgit2":
         monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
+    if request.param == "git":
+        monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
     repo = _plain_repo(tmp_path)
     if request.param == "git-split":
         git(Path(repo.workdir), "update-index", "--split-index")
@@ -444,6 +447,7 @@ def test_a_large_index_is_kept_in_split_mode(
     git(path, "commit", "-q", "-m", "300 files")
     whole = (path / ".git" / "index").stat().st_size
     monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", whole // 4)  # 300 files count as large
+    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", whole // 4)
     repo = open_repository(path)
     assert not _split_mode(path)
     commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
@@ -474,6 +478,7 @@ def test_core_split_index_false_keeps_the_index_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
+    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
     repo = _plain_repo(tmp_path)
     path = Path(repo.workdir)
     git(path, "config", "core.splitIndex", "false")

@@ -31,9 +31,12 @@ import pygit2
 from memgit.errors import ConflictError
 from memgit.store.tree import Entry
 
-# Above this index size git's fixed start-up cost is smaller than libgit2's
-# per-byte cost (measured: both about 5 ms at 1 MB, about 13k files).
-GIT_INDEX_BYTES = 1_000_000
+# From this index size on git reaches the index: its two commands run on the other
+# core beside memgit's work, while libgit2's read and write add to it (at 10k files,
+# a 1 MB index: a run 60 -> 49 ms; at 1k files, 115 KB: the same either way).
+GIT_INDEX_BYTES = 300_000
+# From this size on git's next write puts the index in split mode.
+SPLIT_INDEX_BYTES = 1_000_000
 SHARED_INDEX_PREFIX = "sharedindex."
 LOCK_WAIT = 5.0
 _NO_BLOB = "0" * 40
@@ -81,7 +84,7 @@ def open_index(repo: pygit2.Repository) -> IndexEntries:
         # A large .git/index is a whole one, or a split one whose own part has grown
         # (a `git status` that refreshed every entry's stat data puts them all there):
         # either way the next write moves the entries to a new shared index.
-        return GitIndex(repo, git, make_split=wanted is not False and size >= GIT_INDEX_BYTES)
+        return GitIndex(repo, git, make_split=wanted is not False and size >= SPLIT_INDEX_BYTES)
     return LibgitIndex(repo)
 
 
