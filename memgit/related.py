@@ -34,13 +34,15 @@ def related_memories(
     if limit <= 0 or tree is None or not text.strip():
         return ()
 
-    def search(snap: Snapshot) -> list[MemoryRow]:
-        return similar_memories(snap.conn, text, limit=limit)
+    def search(snap: Snapshot) -> tuple[str | None, list[MemoryRow]]:
+        return snap.state.tree, similar_memories(snap.conn, text, limit=limit)
 
     # Only the memories are needed, as committed: no turns, no trace, no overlay.
+    stamped, hits = index.read(search, use_overlay=False)
     found = []
-    for hit in index.read(search, use_overlay=False):
-        blob = blob_at(tree, hit.path)
+    for hit in hits:
+        # Stamped with the run's tree, the index names each file's blob.
+        blob = hit.blob if stamped == str(tree.id) else blob_at(tree, hit.path)
         if blob is None:
             continue  # the index is stamped with another tree than the run's
         try:
