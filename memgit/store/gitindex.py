@@ -33,7 +33,7 @@ from memgit.store.tree import Entry
 
 # From this index size on git reaches the index: its two commands run on the other
 # core beside memgit's work, while libgit2's read and write add to it (at 10k files,
-# a 1 MB index: a run 60 -> 49 ms; at 1k files, 115 KB: the same either way).
+# a 1 MB index: a run 58 -> 46 ms; at 1k files, 115 KB: the same either way).
 GIT_INDEX_BYTES = 300_000
 # From this size on git's next write puts the index in split mode.
 SPLIT_INDEX_BYTES = 1_000_000
@@ -51,8 +51,7 @@ class IndexEntries(Protocol):
         """Wait for anything started in the background."""
 
     def prefetch(self, paths: Iterable[str]) -> None:
-        """Start looking up these paths, so ``staged`` finds the answer ready, and
-        start what ``start_write`` will need."""
+        """Start looking up these paths, so ``staged`` finds the answer ready."""
 
     def staged(self, paths: Iterable[str]) -> dict[str, pygit2.Oid | str | None]:
         """Each path's staged blob id, None if not staged, or a string for an odd entry."""
@@ -216,7 +215,7 @@ class GitIndex:
         return found
 
     def start_write(self, entries: Mapping[str, Entry | None]) -> None:
-        """Hand the entries to ``git update-index`` (started now unless ``prefetch``
+        """Hand the entries to ``git update-index`` (started now unless ``staged``
         started it); it needs only blob ids, so it saves the index on the other core
         while memgit writes the files."""
         lines = []
@@ -228,6 +227,8 @@ class GitIndex:
         self._writer = None
         self._update = (data, process)
         try:
+            # A blocking write is safe: git reads its input to the end before it
+            # writes anything but a fatal error, and then it exits.
             with open(feed, "wb") as pipe:
                 pipe.write(data)
         except BrokenPipeError:
