@@ -361,6 +361,8 @@ from memgit import MemoryRepo
 repo_path, point, turn, way = sys.argv[1:5]
 if way == "git":
     gitindex.GIT_INDEX_BYTES = gitindex.SPLIT_INDEX_BYTES = 0  # as for a large index
+elif way == "git-whole":
+    gitindex.GIT_INDEX_BYTES = 0  # as for a middling one: git's writer waits for entries
 
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -380,7 +382,7 @@ MemoryRepo.open(repo_path).capture(json.loads(turn))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("way", ["libgit2", "git"])
+@pytest.mark.parametrize("way", ["libgit2", "git", "git-whole"])
 @pytest.mark.parametrize(
     ("point", "committed"),
     [
@@ -401,7 +403,9 @@ def test_next_writer_repairs_a_writer_killed_at_a_known_point(
     empty and fsck clean, and the killed turn is in HEAD exactly when the
     branch had moved; capturing it again completes it exactly once. The killed
     writer reached the index in process (libgit2) or through git (as it does
-    for a large index); the repairing one in process.
+    for a large index, or for a middling one, where git's writer is already
+    waiting for its entries when ``ref-locked`` and ``branch-moved`` kill); the
+    repairing one in process.
     """
     done = subprocess.run(
         [sys.executable, "-c", KILL_ITSELF, str(repo_path), point, json.dumps(crash_turn(0)), way],
