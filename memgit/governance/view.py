@@ -118,8 +118,9 @@ class CommitView:
     def paths_of(self, memory_id: str) -> list[str]:
         """Every path of this tree holding memory ``memory_id`` (ids are file names).
 
-        The recall index answers for the parent tree when it is stamped with it;
-        this commit's own changes are applied on top. Otherwise the tree is listed.
+        The recall index answers for the parent tree (corrected by the memories that
+        differ from the tree it is stamped with); this commit's own changes are
+        applied on top. Without a usable index the tree is listed.
         """
         base = (
             indexed_memory_paths(self.repo, str(self.parent.id), memory_id)

@@ -1,0 +1,109 @@
+"""Memory ids to paths from the recall index (``memgit/index/lookup.py``), which the
+supersession check asks on every commit: the answer must be the tree's own, whether
+the index is stamped with that tree or with an older one (commits made with git
+since memgit last refreshed it)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from memgit import MemoryRepo
+from memgit.governance.supersession import iter_supersession_problems
+from memgit.governance.view import view_of_commit
+from memgit.index import lookup
+from memgit.index.lookup import indexed_memory_paths
+from memgit.store.tree import iter_blobs
+
+from recall_fixtures import commit_all, memory, write_memory
+from support import git
+
+IDS = ("m-alpha", "m-beta", "m-gamma")
+
+
+def listed(repo: pygit2.Repository, tree: pygit2.Tree, memory_id: str) -> list[str]:
+    """The reference: every file of the tree named after the id."""
+    leaf = f"/{memory_id}.md"
+    return sorted(path for path, _ in iter_blobs(repo, tree, "memories") if path.endswith(leaf))
+
+
+def stamp_index(path: Path) -> str:
+    """Refresh the recall index to HEAD (a recall does) and give HEAD's tree id."""
+    MemoryRepo.open(path).recall("anything")
+    return git(path, "rev-parse", "HEAD^{tree}").strip()
+
+
+@pytest.fixture
+def stamped(repo_path: Path) -> Path:
+    for memory_id in IDS:
+        write_memory(repo_path, memory(memory_id, f"Memory {memory_id}"))
+    commit_all(repo_path)
+    stamp_index(repo_path)
+    return repo_path
+
+
+def assert_answers_as_listed(path: Path) -> None:
+    repo = pygit2.Repository(str(path))
+    tree = repo.head.peel(pygit2.Tree)
+    lookup._last_diff.clear()
+    for memory_id in (*IDS, "m-delta", "m-unknown"):
+        assert indexed_memory_paths(repo, str(tree.id), memory_id) == listed(
+            repo, tree, memory_id
+        ), memory_id
+
+
+def test_an_index_stamped_with_the_tree_answers(stamped: Path) -> None:
+    assert_answers_as_listed(stamped)
+
+
+def test_an_index_stamped_with_an_older_tree_answers_for_the_new_one(stamped: Path) -> None:
+    """Commits made with git since the stamp: a second file with an existing id, a
+    deleted one, a moved one, a new one, an edited one."""
+    write_memory(stamped, memory("m-alpha", "Alpha again", scope="project"))
+    commit_all(stamped, "a second m-alpha")
+    beta = next(p for p in git(stamped, "ls-files", "memories").split() if "m-beta" in p)
+    git(stamped, "rm", "-q", beta)
+    git(stamped, "commit", "-q", "-m", "m-beta removed")
+    gamma = next(p for p in git(stamped, "ls-files", "memories").split() if "m-gamma" in p)
+    (stamped / "memories" / "moved").mkdir(parents=True)
+    git(stamped, "mv", gamma, "memories/moved/m-gamma.md")
+    write_memory(stamped, memory("m-delta", "Delta"))
+    write_memory(stamped, memory("m-alpha", "Alpha edited"))
+    commit_all(stamped, "moved, added, edited")
+    index_stamp = git(stamped, "rev-parse", "HEAD~3^{tree}").strip()
+    assert index_stamp != git(stamped, "rev-parse", "HEAD^{tree}").strip()
+    assert_answers_as_listed(stamped)
+
+
+def test_a_tree_the_repository_cannot_read_is_no_answer(stamped: Path) -> None:
+    repo = pygit2.Repository(str(stamped))
+    lookup._last_diff.clear()
+    assert indexed_memory_paths(repo, "0" * 40, "m-alpha") is None
+
+
+def index_stamp(path: Path) -> str:
+    conn = sqlite3.connect(path / ".git" / "memgit" / "index.sqlite")
+    try:
+        return str(conn.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_the_check_refuses_a_duplicate_id_behind_a_stale_stamp(stamped: Path) -> None:
+    """memgit-supersession on a commit made with git that adds a second m-delta, the
+    first added by its parent, also made with git: the index is stamped two trees back
+    and has never seen m-delta."""
+    write_memory(stamped, memory("m-delta", "Delta"))
+    commit_all(stamped, "a commit memgit did not see")
+    write_memory(stamped, memory("m-delta", "Delta again", scope="project"))
+    commit_all(stamped, "a second m-delta")
+    repo = pygit2.Repository(str(stamped))
+    commit = repo.head.peel(pygit2.Commit)
+    assert index_stamp(stamped) == str(commit.parents[0].parents[0].tree_id)
+    lookup._last_diff.clear()
+    problems = list(iter_supersession_problems(view_of_commit(repo, commit)))
+    assert [problem.code for problem in problems] == ["duplicate-id"]
+    assert "m-delta" in problems[0].message
