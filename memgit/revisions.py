@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import pygit2
 
-from memgit.errors import InvalidInputError
+from memgit.errors import UsageError
 
 # How far back the walk for "the commit that last changed this file" goes.
 MAX_HISTORY_DEPTH = 2000
@@ -73,8 +73,8 @@ def _parse_date(value: str) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-def _bad_revision(value: str, problem: str) -> InvalidInputError:
-    return InvalidInputError(
+def _bad_revision(value: str, problem: str) -> UsageError:
+    return UsageError(
         f"--as-of {value!r} {problem}",
         code="invalid-revision",
         field="--as-of",

@@ -474,7 +474,7 @@ def test_repository_with_no_commits(tmp_path: Path) -> None:
     assert ids(repo.recall("kites")) == ["untracked01"]
     assert repo.index_status().head_commit is None
     done = memgit_cli("recall", "kites", "--as-of", "HEAD", cwd=path)
-    assert done.returncode == 3
+    assert done.returncode == 2
     assert b"error[invalid-revision]" in done.stderr
 
 

@@ -239,7 +239,7 @@ def test_as_of_revision_and_date(repo_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_invalid_as_of_is_refused_by_name(repo_path: Path, value: str) -> None:
     before = snapshot(repo_path)
     done = memgit_cli("recall", "anything", "--as-of", value, cwd=repo_path)
-    assert done.returncode == 3
+    assert done.returncode == 2
     line = done.stderr.decode().splitlines()[0]
     assert line.startswith("error[invalid-revision]: --as-of: --as-of ")
     assert repr(value)[1:-1] in line or value.strip() == ""
