@@ -12,6 +12,7 @@ import pygit2
 import pytest
 
 from memgit import MemoryRepo
+from memgit.governance.schemas import iter_schema_problems
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import view_of_commit
 from memgit.index import lookup
@@ -107,3 +108,55 @@ def test_the_check_refuses_a_duplicate_id_behind_a_stale_stamp(stamped: Path) ->
     problems = list(iter_supersession_problems(view_of_commit(repo, commit)))
     assert [problem.code for problem in problems] == ["duplicate-id"]
     assert "m-delta" in problems[0].message
+
+
+# ---------------------------------------------------------------- memgit.yaml edits
+
+
+def config_without(path: Path, line: str) -> None:
+    """Commit memgit.yaml without one list item (``  - value``), as a person would."""
+    config = path / "memgit.yaml"
+    text = config.read_text("utf-8")
+    assert f"\n{line}\n" in text
+    config.write_text(text.replace(f"\n{line}\n", "\n"), "utf-8")
+    git(path, "commit", "-q", "-m", f"memgit.yaml: drop {line.strip()}", "--", "memgit.yaml")
+
+
+def config_problems(path: Path) -> list[tuple[str, str | None, str]]:
+    repo = pygit2.Repository(str(path))
+    lookup._last_diff.clear()
+    view = view_of_commit(repo, repo.head.peel(pygit2.Commit))
+    return [(p.code, p.field, p.message) for p in iter_schema_problems(view)]
+
+
+@pytest.mark.parametrize("index", ["current", "stale", "none"])
+def test_a_scope_still_in_use_cannot_leave_memgit_yaml(stamped: Path, index: str) -> None:
+    """m-delta, added after the index was stamped, is the only project memory; the
+    answer is the same from a current index, a stale one, or a walk of the tree."""
+    write_memory(stamped, memory("m-delta", "Delta", scope="project/api"))
+    commit_all(stamped, "a project memory")
+    if index == "current":
+        stamp_index(stamped)
+    elif index == "none":
+        (stamped / ".git" / "memgit" / "index.sqlite").unlink()
+    config_without(stamped, "  - project")
+    (delta,) = [p for p in git(stamped, "ls-files", "memories").split() if "m-delta" in p]
+    assert config_problems(stamped) == [
+        (
+            "unknown-scope",
+            "scopes",
+            f"'project' is removed from scopes, but 1 memories still use it (first: {delta})",
+        )
+    ]
+
+
+@pytest.mark.parametrize("index", ["stale", "none"])
+def test_a_type_no_memory_uses_may_leave_memgit_yaml(stamped: Path, index: str) -> None:
+    if index == "none":
+        (stamped / ".git" / "memgit" / "index.sqlite").unlink()
+    write_memory(stamped, memory("m-delta", "Delta", type="decision"))
+    commit_all(stamped, "a decision")
+    config_without(stamped, "  - procedure")
+    assert config_problems(stamped) == []
+    config_without(stamped, "  - decision")
+    assert [code for code, *_ in config_problems(stamped)] == ["unknown-type"]

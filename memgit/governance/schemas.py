@@ -15,11 +15,13 @@ from memgit.capture.turn import parse_capture
 from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
+from memgit.index.documents import read_memory
+from memgit.index.lookup import indexed_memories_using, uses_any
 from memgit.memory import parse_memory
 from memgit.parsecache import remember_capture
 from memgit.runrecord import parse_run_record
 from memgit.settings import parse_settings
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, iter_blobs
 
 HOOK_ID = "memgit-schemas"
 
@@ -83,8 +85,50 @@ def _check_run(path: str, view: CommitView) -> Iterator[Problem]:
 
 
 def _check_config(path: str, view: CommitView) -> Iterator[Problem]:
-    view.parsed(path, parse_settings)
-    return iter(())
+    """A type or scope may leave memgit.yaml only once no memory uses it."""
+    settings = view.parsed(path, parse_settings)
+    before = view.parent_settings
+    if before is None:
+        return
+    types = set(before.memory_types) - set(settings.memory_types)
+    scopes = set(before.scopes) - set(settings.scopes)
+    if not types and not scopes:
+        return
+    users = indexed_memories_using(view.repo, str(view.tree.id), types=types, scopes=scopes)
+    if users is None:
+        users = _memories_using(view, types, scopes)
+    for field, removed, value_of in (
+        ("memory_types", types, lambda row: row[1]),
+        ("scopes", scopes, lambda row: row[2].split("/")[0]),
+    ):
+        for value in sorted(removed):
+            using = [row[0] for row in users if value_of(row) == value]
+            if using:
+                yield Problem(
+                    code="unknown-type" if field == "memory_types" else "unknown-scope",
+                    message=f"{value!r} is removed from {field}, but {len(using)} "
+                    f"memories still use it (first: {using[0]})",
+                    path=path,
+                    field=field,
+                    hint="move or retract those memories first, or keep the value",
+                )
+
+
+def _memories_using(
+    view: CommitView, types: set[str], scopes: set[str]
+) -> list[tuple[str, str, str]]:
+    """What the index would answer, by reading every memory of the tree (no index)."""
+    found = []
+    for path, blob in iter_blobs(view.repo, view.tree, MEMORIES_DIR):
+        if not path.endswith(".md"):
+            continue
+        try:
+            doc = read_memory(view.repo[blob].data, path=path, blob=blob)
+        except MemgitError:
+            continue
+        if uses_any(doc.type, doc.scope, types=types, scopes=scopes):
+            found.append((path, doc.type, doc.scope))
+    return found
 
 
 def iter_file_problems(path: str, view: CommitView) -> Iterator[Problem]:

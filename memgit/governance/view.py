@@ -94,6 +94,15 @@ class CommitView:
         value = self._cache["settings"]
         return value if isinstance(value, Settings) else None
 
+    @property
+    def parent_settings(self) -> Settings | None:
+        """The parent tree's memgit.yaml, or None when it is missing or broken."""
+        data = self.read_parent(CONFIG_FILE)
+        try:
+            return repository_settings(self.repo, data) if data is not None else None
+        except MemgitError:
+            return None
+
     def memory_paths(self) -> dict[str, list[str]]:
         """memory id -> every path holding it in this tree (more than one is an error)."""
         if "memory_paths" not in self._cache:

@@ -9,11 +9,14 @@ missing or stamped with a tree the repository no longer has.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
 from pathlib import Path
 
 import pygit2
 
 from memgit.constants import CACHE_DIR, INDEX_FILE, MEMORIES_DIR
+from memgit.errors import MemgitError
+from memgit.index.documents import read_memory
 from memgit.store.tree import Entry, diff_trees
 
 
@@ -24,6 +27,72 @@ def indexed_memory_paths(repo: pygit2.Repository, tree_id: str, memory_id: str) 
     refreshed it) still answers: its paths, corrected by the memory files that
     differ between the two trees, found by a diff that skips equal folders. A
     changed file holds the id its name says, as for a commit's own changes."""
+    answer = _stamped_rows(repo, "SELECT path FROM memory WHERE id = ?", [memory_id])
+    if answer is None:
+        return None
+    stamp, rows = answer
+    found = [str(row[0]) for row in rows]
+    if stamp == tree_id:
+        return found
+    changed = _memories_changed(repo, stamp, tree_id)
+    if changed is None:
+        return None
+    leaf = f"/{memory_id}.md"
+    kept = [p for p in found if p not in changed]
+    added = [p for p, entry in changed.items() if entry is not None and p.endswith(leaf)]
+    return sorted({*kept, *added})
+
+
+def indexed_memories_using(
+    repo: pygit2.Repository, tree_id: str, *, types: Collection[str], scopes: Collection[str]
+) -> list[tuple[str, str, str]] | None:
+    """(path, type, scope) of each memory of tree ``tree_id`` whose type is one of
+    ``types`` or whose scope starts with one of ``scopes``; None when the index cannot
+    say. A stale index is corrected as for ids; changed files are read (a broken one
+    is left to memgit-schemas)."""
+    conditions, params = [], []
+    if types:
+        conditions.append(f"type IN ({','.join('?' * len(types))})")
+        params += list(types)
+    for scope in scopes:
+        conditions.append("(scope = ? OR substr(scope, 1, ?) = ?)")
+        params += [scope, len(scope) + 1, f"{scope}/"]
+    if not conditions:
+        return []
+    sql = f"SELECT path, type, scope FROM memory WHERE {' OR '.join(conditions)}"
+    answer = _stamped_rows(repo, sql, params)
+    if answer is None:
+        return None
+    stamp, rows = answer
+    found = [(str(path), str(kind), str(scope)) for path, kind, scope in rows]
+    if stamp == tree_id:
+        return sorted(found)
+    changed = _memories_changed(repo, stamp, tree_id)
+    if changed is None:
+        return None
+    kept = [row for row in found if row[0] not in changed]
+    for path, entry in changed.items():
+        if entry is None or not path.endswith(".md"):
+            continue
+        try:
+            doc = read_memory(repo[entry[0]].data, path=path, blob=str(entry[0]))
+        except MemgitError:
+            continue
+        if uses_any(doc.type, doc.scope, types=types, scopes=scopes):
+            kept.append((path, doc.type, doc.scope))
+    return sorted(kept)
+
+
+def uses_any(kind: str, scope: str, *, types: Collection[str], scopes: Collection[str]) -> bool:
+    """A memory of this type and scope uses one of ``types`` or ``scopes`` (by its
+    top-level scope)."""
+    return kind in types or scope.split("/")[0] in scopes
+
+
+def _stamped_rows(
+    repo: pygit2.Repository, sql: str, params: list[object]
+) -> tuple[str, list[tuple[object, ...]]] | None:
+    """The tree the index is stamped with, and the rows of ``sql`` (None: no index)."""
     path = Path(repo.path) / CACHE_DIR / INDEX_FILE
     if not path.exists():
         return None
@@ -33,21 +102,11 @@ def indexed_memory_paths(repo: pygit2.Repository, tree_id: str, memory_id: str) 
             stamp = conn.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
             if stamp is None:
                 return None
-            rows = conn.execute("SELECT path FROM memory WHERE id = ?", (memory_id,))
-            found = [str(row[0]) for row in rows]
+            return str(stamp[0]), conn.execute(sql, params).fetchall()
         finally:
             conn.close()
     except sqlite3.Error:
         return None
-    if stamp[0] == tree_id:
-        return found
-    changed = _memories_changed(repo, str(stamp[0]), tree_id)
-    if changed is None:
-        return None
-    leaf = f"/{memory_id}.md"
-    kept = [p for p in found if p not in changed]
-    added = [p for p, entry in changed.items() if entry is not None and p.endswith(leaf)]
-    return sorted({*kept, *added})
 
 
 # The checks of one commit ask about several ids against the same two trees.
