@@ -1,9 +1,11 @@
-"""Memory ids to paths from the recall index, when it reflects the tree in question.
+"""What the checks ask of a tree's memories, answered from the recall index.
 
-Finding every path of an id means listing every memory of a tree (a third of
-a second at 100,000 memories). The index already holds HEAD's memories by id,
-so the checks that run on each commit ask it first, and walk only when it is
-missing or stamped with a tree the repository no longer has.
+Finding every path of an id, or every memory of a type or scope, means reading
+every memory of a tree (a third of a second or more at 100,000 memories). The
+index already holds the memories of the tree it is stamped with, by id, type
+and scope, so the checks that run on each commit ask it first, correct its
+answer by the memory files that differ between that tree and the one they
+check, and walk only when it is missing or its tree is gone.
 """
 
 from __future__ import annotations
