@@ -15,7 +15,6 @@ from memgit import MemoryRepo
 from memgit.governance.schemas import iter_schema_problems
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import view_of_commit
-from memgit.index import lookup
 from memgit.index.lookup import indexed_memory_paths
 from memgit.store.tree import iter_blobs
 
@@ -49,7 +48,6 @@ def stamped(repo_path: Path) -> Path:
 def assert_answers_as_listed(path: Path) -> None:
     repo = pygit2.Repository(str(path))
     tree = repo.head.peel(pygit2.Tree)
-    lookup._last_diff.clear()
     for memory_id in (*IDS, "m-delta", "m-unknown"):
         assert indexed_memory_paths(repo, str(tree.id), memory_id) == listed(
             repo, tree, memory_id
@@ -81,7 +79,6 @@ def test_an_index_stamped_with_an_older_tree_answers_for_the_new_one(stamped: Pa
 
 def test_a_tree_the_repository_cannot_read_is_no_answer(stamped: Path) -> None:
     repo = pygit2.Repository(str(stamped))
-    lookup._last_diff.clear()
     assert indexed_memory_paths(repo, "0" * 40, "m-alpha") is None
 
 
@@ -104,7 +101,6 @@ def test_the_check_refuses_a_duplicate_id_behind_a_stale_stamp(stamped: Path) ->
     repo = pygit2.Repository(str(stamped))
     commit = repo.head.peel(pygit2.Commit)
     assert index_stamp(stamped) == str(commit.parents[0].parents[0].tree_id)
-    lookup._last_diff.clear()
     problems = list(iter_supersession_problems(view_of_commit(repo, commit)))
     assert [problem.code for problem in problems] == ["duplicate-id"]
     assert "m-delta" in problems[0].message
@@ -124,7 +120,6 @@ def config_without(path: Path, line: str) -> None:
 
 def config_problems(path: Path) -> list[tuple[str, str | None, str]]:
     repo = pygit2.Repository(str(path))
-    lookup._last_diff.clear()
     view = view_of_commit(repo, repo.head.peel(pygit2.Commit))
     return [(p.code, p.field, p.message) for p in iter_schema_problems(view)]
 

@@ -15,8 +15,7 @@ from memgit.capture.turn import parse_capture
 from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
-from memgit.index.documents import read_memory
-from memgit.index.lookup import indexed_memories_using, uses_any
+from memgit.index.lookup import indexed_memories_using, memories_using
 from memgit.memory import parse_memory
 from memgit.parsecache import remember_capture
 from memgit.runrecord import parse_run_record
@@ -95,8 +94,9 @@ def _check_config(path: str, view: CommitView) -> Iterator[Problem]:
     if not types and not scopes:
         return
     users = indexed_memories_using(view.repo, str(view.tree.id), types=types, scopes=scopes)
-    if users is None:
-        users = _memories_using(view, types, scopes)
+    if users is None:  # no usable index: read every memory of the tree
+        files = iter_blobs(view.repo, view.tree, MEMORIES_DIR)
+        users = memories_using(view.repo, files, types=types, scopes=scopes)
     for field, removed, value_of in (
         ("memory_types", types, lambda row: row[1]),
         ("scopes", scopes, lambda row: row[2].split("/")[0]),
@@ -112,23 +112,6 @@ def _check_config(path: str, view: CommitView) -> Iterator[Problem]:
                     field=field,
                     hint="move or retract those memories first, or keep the value",
                 )
-
-
-def _memories_using(
-    view: CommitView, types: set[str], scopes: set[str]
-) -> list[tuple[str, str, str]]:
-    """What the index would answer, by reading every memory of the tree (no index)."""
-    found = []
-    for path, blob in iter_blobs(view.repo, view.tree, MEMORIES_DIR):
-        if not path.endswith(".md"):
-            continue
-        try:
-            doc = read_memory(view.repo[blob].data, path=path, blob=blob)
-        except MemgitError:
-            continue
-        if uses_any(doc.type, doc.scope, types=types, scopes=scopes):
-            found.append((path, doc.type, doc.scope))
-    return found
 
 
 def iter_file_problems(path: str, view: CommitView) -> Iterator[Problem]:

@@ -85,19 +85,16 @@ class CommitView:
     def settings(self) -> Settings | None:
         """The tree's own memgit.yaml, or None when it is missing or broken."""
         if "settings" not in self._cache:
-            data = self.read(CONFIG_FILE)
-            try:
-                parsed = repository_settings(self.repo, data) if data is not None else None
-            except MemgitError:
-                parsed = None
-            self._cache["settings"] = parsed
+            self._cache["settings"] = self._settings_in(self.read(CONFIG_FILE))
         value = self._cache["settings"]
         return value if isinstance(value, Settings) else None
 
     @property
     def parent_settings(self) -> Settings | None:
         """The parent tree's memgit.yaml, or None when it is missing or broken."""
-        data = self.read_parent(CONFIG_FILE)
+        return self._settings_in(self.read_parent(CONFIG_FILE))
+
+    def _settings_in(self, data: bytes | None) -> Settings | None:
         try:
             return repository_settings(self.repo, data) if data is not None else None
         except MemgitError:

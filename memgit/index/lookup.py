@@ -11,7 +11,7 @@ check, and walk only when it is missing or its tree is gone.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import pygit2
@@ -73,22 +73,31 @@ def indexed_memories_using(
     if changed is None:
         return None
     kept = [row for row in found if row[0] not in changed]
-    for path, entry in changed.items():
-        if entry is None or not path.endswith(".md"):
+    files = ((path, str(entry[0])) for path, entry in changed.items() if entry is not None)
+    return sorted(kept + memories_using(repo, files, types=types, scopes=scopes))
+
+
+def memories_using(
+    repo: pygit2.Repository,
+    files: Iterable[tuple[str, str]],
+    *,
+    types: Collection[str],
+    scopes: Collection[str],
+) -> list[tuple[str, str, str]]:
+    """(path, type, scope) of each memory file of ``files`` ((path, blob id) pairs)
+    whose type is one of ``types`` or whose top-level scope is one of ``scopes``,
+    read from the blobs (a broken file is left to memgit-schemas)."""
+    found = []
+    for path, blob in files:
+        if not path.endswith(".md"):
             continue
         try:
-            doc = read_memory(repo[entry[0]].data, path=path, blob=str(entry[0]))
+            doc = read_memory(repo[blob].data, path=path, blob=blob)
         except MemgitError:
             continue
-        if uses_any(doc.type, doc.scope, types=types, scopes=scopes):
-            kept.append((path, doc.type, doc.scope))
-    return sorted(kept)
-
-
-def uses_any(kind: str, scope: str, *, types: Collection[str], scopes: Collection[str]) -> bool:
-    """A memory of this type and scope uses one of ``types`` or ``scopes`` (by its
-    top-level scope)."""
-    return kind in types or scope.split("/")[0] in scopes
+        if doc.type in types or doc.scope.split("/")[0] in scopes:
+            found.append((path, doc.type, doc.scope))
+    return found
 
 
 def _stamped_rows(
