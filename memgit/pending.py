@@ -68,6 +68,16 @@ class ProcessingState:
         settled = (u for f in self.settled for c in f.captures() for u in c.supporting)
         return self.processed.union(settled)
 
+    def closed(self, unit_ids: Iterable[str]) -> dict[str, str]:
+        """Of ``unit_ids``, those no run on this tree may decide again, each with the
+        Gate check code that refuses it: processed by a run already, or deferred too
+        often. The planner and the governance check both ask this, so a run is asked
+        for, and held to, the same units."""
+        wanted = frozenset(unit_ids)
+        closed = dict.fromkeys(wanted.intersection(self.stuck), "unit-stuck")
+        closed.update(dict.fromkeys(wanted & self.processed_units(), "unit-already-covered"))
+        return closed
+
     def done_captures(self) -> dict[str, str]:
         """Capture path -> timestamp of every capture with nothing left to decide."""
         done = dict(self.fully_processed)

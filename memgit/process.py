@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,12 @@ from memgit.constants import (
 from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit
 from memgit.gate.backends import Backend
-from memgit.gate.contract import GateOutput, GateOutputError, check_gate_output
+from memgit.gate.contract import (
+    GateOutput,
+    GateOutputError,
+    check_gate_output,
+    narrow_answer,
+)
 from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import GOVERNANCE
 from memgit.index.lexical import LexicalIndex
@@ -104,6 +109,9 @@ class ProcessResult:
 class _Batch:
     captures: tuple[PendingCapture, ...]
     units: tuple[EvidenceUnit, ...]
+    # The batch's units no run may decide again, as the Gate is asked (shown to it
+    # as unable to support): ProcessingState.closed.
+    closed: dict[str, str]
 
     @property
     def unit_map(self) -> dict[str, EvidenceUnit]:
@@ -113,13 +121,13 @@ class _Batch:
 def pending_batches(
     git: pygit2.Repository, settings: Settings
 ) -> tuple[list[_Batch], ProcessingState]:
-    tip = _tip(git)
-    state = processing_state(
-        git,
-        tip.tree if tip is not None else None,
-        max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS),
-    )
-    return _batches(state.pending, gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)), state
+    state = _state(git, settings, _tree(git))
+    return _batches(state, gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)), state
+
+
+def _state(git: pygit2.Repository, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
+    max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
+    return processing_state(git, tree, max_deferrals=max_deferrals)
 
 
 def first_request(
@@ -179,25 +187,25 @@ def _tree(git: pygit2.Repository) -> pygit2.Tree | None:
     return tip.tree if tip is not None else None
 
 
-def _batches(pending: Sequence[PendingCapture], size: int) -> list[_Batch]:
+def _batches(state: ProcessingState, size: int) -> list[_Batch]:
     batches: list[_Batch] = []
     current: list[PendingCapture] = []
     chars = 0
-    for capture in pending:
+    for capture in state.pending:
         length = sum(len(unit.text) for unit in capture.units)
         if current and (len(current) >= size or chars + length > BATCH_CHAR_BUDGET):
-            batches.append(_make_batch(current))
+            batches.append(_make_batch(current, state))
             current, chars = [], 0
         current.append(capture)
         chars += length
     if current:
-        batches.append(_make_batch(current))
+        batches.append(_make_batch(current, state))
     return batches
 
 
-def _make_batch(captures: list[PendingCapture]) -> _Batch:
+def _make_batch(captures: list[PendingCapture], state: ProcessingState) -> _Batch:
     units = tuple(unit for capture in captures for unit in capture.units)
-    return _Batch(captures=tuple(captures), units=units)
+    return _Batch(captures=tuple(captures), units=units, closed=state.closed(u.id for u in units))
 
 
 def _request(
@@ -221,9 +229,7 @@ def _run_batch(
     answer = backend.answer(request)
     corrected: tuple[Problem, ...] = ()
     try:
-        gate = check_gate_output(
-            answer, units=batch.unit_map, settings=settings, target_state=catalog.state
-        )
+        gate = _check(answer, batch, settings, catalog.state, batch.closed)
     except GateOutputError as refused:
         if not backend.can_correct:
             _record_failure(git, batch, backend, refused.problems)
@@ -232,9 +238,7 @@ def _run_batch(
         request = replace(request, problems=refused.problems)
         answer = backend.answer(request)
         try:
-            gate = check_gate_output(
-                answer, units=batch.unit_map, settings=settings, target_state=catalog.state
-            )
+            gate = _check(answer, batch, settings, catalog.state, batch.closed)
         except GateOutputError as again:
             _record_failure(git, batch, backend, corrected + again.problems)
             raise
@@ -243,6 +247,7 @@ def _run_batch(
     diagnostics = _diagnostics(corrected)
     gate = redact_candidates(gate, diagnostics)
     applied: list[Decision] = []
+    coverage: list[tuple[str, str]] = []  # the rows the last plan committed to
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
 
     planned_on: list[pygit2.Tree | None] = [None]  # the tip tree the last plan built on
@@ -252,26 +257,13 @@ def _run_batch(
         tree = tip.tree if tip is not None else None
         planned_on[0] = tree
         current = catalog if tree is not None and tree.id == catalog_tree_id else Catalog(git, tree)
-        if not _still_pending(git, settings, tree, batch):
+        replanned = _replan(git, settings, tree, batch, gate, current)
+        if replanned is None:
             return None
-        for candidate in gate.candidates:
-            if candidate.target is not None and current.state(candidate.target) != "active":
-                raise GateOutputError(
-                    f"target {candidate.target} changed while the Gate was answering",
-                    code="gate-rejected",
-                    path="gate output",
-                    hint="run memgit process again",
-                    problems=(
-                        Problem(
-                            code="unknown-target",
-                            message="the target is no longer an active memory",
-                            path="gate output",
-                            field=candidate.candidate_id,
-                        ),
-                    ),
-                )
+        answer, captures, dropped = replanned
+        coverage[:] = [(row["unit_id"], row["decision"]) for row in answer.raw["coverage"]]
         files, refs, trailers = apply_gate_output(
-            gate, batch.unit_map, current, tip, now.isoformat(), applied
+            answer, batch.unit_map, current, tip, now.isoformat(), applied
         )
         record = RunRecord(
             run_id=run_id,
@@ -279,14 +271,14 @@ def _run_batch(
             backend=backend.name,
             model=backend.model,
             prompt_digest=request.digest,
-            gate_output=gate.raw,
-            inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in batch.captures),
+            gate_output=answer.raw,
+            inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in captures),
             decisions=tuple(d.to_dict() for d in applied),
-            diagnostics=tuple(diagnostics),
+            diagnostics=(*diagnostics, *dropped),
         )
         files[record.path] = render_run_record(record).encode("utf-8")
         refs[f"{REFS_RUNS}{run_id}"] = "HEAD"
-        summary = _summary(applied, backend.name, len(gate.decisions))
+        summary = _summary(applied, backend.name, len(answer.decisions))
         backend_label = f"{backend.name}/{backend.model}" if backend.model else backend.name
         message = render_message(
             summary, [(TRAILER_RUN, run_id), (TRAILER_BACKEND, backend_label), *trailers]
@@ -299,12 +291,7 @@ def _run_batch(
         guard=GOVERNANCE,
         author_fallback=settings.author,
         meanwhile=_while_git_saves_the_index(
-            git,
-            settings,
-            index,
-            planned_on,
-            run_path(run_id),
-            [(row["unit_id"], row["decision"]) for row in gate.raw["coverage"]],
+            git, settings, index, planned_on, run_path(run_id), coverage
         ),
     )
     if result.commit is None:
@@ -320,6 +307,65 @@ def _run_batch(
     )
 
 
+def _check(
+    answer: str | bytes | dict[str, Any],
+    batch: _Batch,
+    settings: Settings,
+    target_state: Callable[[str], str],
+    closed: Mapping[str, str],
+) -> GateOutput:
+    return check_gate_output(
+        answer, units=batch.unit_map, settings=settings, target_state=target_state, closed=closed
+    )
+
+
+def _replan(
+    git: pygit2.Repository,
+    settings: Settings,
+    tree: pygit2.Tree | None,
+    batch: _Batch,
+    gate: GateOutput,
+    current: Catalog,
+) -> tuple[GateOutput, tuple[PendingCapture, ...], tuple[dict[str, Any], ...]] | None:
+    """The answer as it applies to ``tree``, the tip the run commits on: whole when
+    no other run decided any of its units meanwhile; None when nothing of it is left
+    to decide; otherwise narrowed to the units still open (see :func:`narrow_answer`),
+    with the captures that still have one and a ``replanned`` diagnostic.
+
+    A target that left meanwhile refuses the run; a unit that opened meanwhile (a
+    run was undone) leaves the batch for the next process, as the Gate never
+    answered for it."""
+    for candidate in gate.candidates:
+        if candidate.target is not None and current.state(candidate.target) != "active":
+            raise GateOutputError(
+                f"target {candidate.target} changed while the Gate was answering",
+                code="gate-rejected",
+                path="gate output",
+                hint="run memgit process again",
+                problems=(
+                    Problem(
+                        code="unknown-target",
+                        message="the target is no longer an active memory",
+                        path="gate output",
+                        field=candidate.candidate_id,
+                    ),
+                ),
+            )
+    closed = _state(git, settings, tree).closed(batch.unit_map)
+    if closed == batch.closed:
+        return gate, batch.captures, ()
+    if not closed.keys() >= batch.closed.keys():
+        return None
+    supporting = [unit for unit in batch.units if unit.can_support and unit.id not in closed]
+    if not supporting:
+        return None
+    narrowed, dropped = narrow_answer(gate.raw, closed)
+    answer = _check(narrowed, batch, settings, current.state, closed)
+    still_open = {unit.capture for unit in supporting}
+    captures = tuple(c for c in batch.captures if c.path in still_open)
+    return answer, captures, ({"code": "replanned", "count": dropped},)
+
+
 def _while_git_saves_the_index(
     git: pygit2.Repository,
     settings: Settings,
@@ -332,7 +378,8 @@ def _while_git_saves_the_index(
     the recall index brought up to it, its processing state (for the retention check
     and the summary), derived from the state of the tree the run was planned on, which
     differs by the run record only, and the record in the coverage table (for the next
-    process). A failure is left for the step that needs the result."""
+    process). ``coverage`` holds the rows of the plan that was committed. A failure is
+    left for the step that needs the result."""
     max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
 
     def prepare(tree: pygit2.Tree) -> None:
@@ -344,17 +391,6 @@ def _while_git_saves_the_index(
             ingest_run(git, tree, record, coverage)
 
     return prepare
-
-
-def _still_pending(
-    git: pygit2.Repository, settings: Settings, tree: pygit2.Tree | None, batch: _Batch
-) -> bool:
-    """False when another run covered this batch's units while the Gate was answering."""
-    state = processing_state(
-        git, tree, max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
-    )
-    open_units = {u.id for c in state.pending for u in c.units if u.can_support}
-    return any(unit.can_support and unit.id in open_units for unit in batch.units)
 
 
 def _run_id(stamp: str, batch: _Batch, gate: GateOutput) -> str:

@@ -48,6 +48,10 @@ ASSISTANT = "t/s/0#1"
 TOOL = "t/s/0#2"
 TOOL_CUT = "t/s/0#3"
 USER_2 = "t/s/1#0"
+# Units an earlier run decided, or deferred too often: not this run's to answer for.
+DECIDED = "t/s/2#0"
+STUCK = "t/s/3#0"
+CLOSED = {DECIDED: "unit-already-covered", STUCK: "unit-stuck"}
 UNITS = {
     u.id: u
     for u in (
@@ -56,6 +60,8 @@ UNITS = {
         _unit(TOOL, "tool", "pytest: 42 passed in 1.2s", complete=True),
         _unit(TOOL_CUT, "tool", "pytest: 41 passed, output cut", complete=False),
         _unit(USER_2, "user", "From now on, run the linter before every commit."),
+        _unit(DECIDED, "user", "Remember that the build uses make."),
+        _unit(STUCK, "user", "Maybe the other one."),
     )
 }
 SUPPORTING = [USER, TOOL, USER_2]
@@ -66,7 +72,9 @@ def target_state(memory_id: str) -> str:
 
 
 def check(answer: Any) -> GateOutput:
-    return check_gate_output(answer, units=UNITS, settings=SETTINGS, target_state=target_state)
+    return check_gate_output(
+        answer, units=UNITS, settings=SETTINGS, target_state=target_state, closed=CLOSED
+    )
 
 
 def claim(unit: str, quote: str, role: str = "assertion", **offsets: int) -> dict[str, Any]:
@@ -240,6 +248,16 @@ FAILING: dict[str, tuple[Mutation, str | None]] = {
         "coverage[3].unit_id",
     ),
     "incomplete-coverage": (lambda a: a["coverage"].pop(1), "coverage"),
+    "unit-already-covered": (
+        lambda a: a["coverage"].append(
+            {"unit_id": DECIDED, "decision": "NO_CHANGE", "reason": "already-known"}
+        ),
+        "coverage[3].unit_id",
+    ),
+    "unit-stuck": (
+        _set("evidence_bindings.0.claims.0", claim(STUCK, "the other one")),
+        "evidence_bindings[0].claims[0].unit_id",
+    ),
     "unknown-candidate": (
         _set("coverage.0.candidate_ids", ["c1", "c9"]),
         "coverage[0].candidate_ids[1]",
@@ -294,6 +312,7 @@ FAILING: dict[str, tuple[Mutation, str | None]] = {
 # A claim that fails one of these is dropped, which leaves its candidate without
 # evidence and its coverage row naming a candidate that quotes nothing from it.
 CLAIM_CHECKS = {
+    "unit-stuck",
     "quote-not-found",
     "quote-ambiguous",
     "quote-offsets-mismatch",

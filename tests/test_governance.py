@@ -101,7 +101,7 @@ def read_case(path: Path) -> Case:
     assert "at" in options, f"{path.name}: at=PATH is required"
     also = frozenset(options.pop("also").split(",")) if "also" in options else frozenset()
     case = Case(name=path.name, code=words[2], body=body, also=also, **options)
-    assert case.base in {"pending", "processed"}, path.name
+    assert case.base in {"pending", "processed", "stuck"}, path.name
     assert (case.code == "ok") == (path.parent.name == "valid"), path.name
     if case.code != "ok":
         assert case.hook in MAINS, f"{path.name}: hook= must name one of {sorted(MAINS)}"
@@ -566,7 +566,8 @@ def test_forged_memory_explained_by_a_forged_run_record_is_still_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A run record in the same commit explains an origin: memgit memory, but it does not
-    make a forged quote true: the memory's own source is checked against its capture."""
+    make a forged quote true: the memory's own source is checked against its capture. The
+    forged record answers again for units a run already decided, which is refused too."""
     path = templates.copy("processed", tmp_path / "memory")
     values = templates.values["processed"]
     memory = (path / values["path:lint"]).read_text("utf-8")
@@ -586,8 +587,8 @@ def test_forged_memory_explained_by_a_forged_run_record_is_still_refused(
     git(path, "add", "-A")
     runs = run_hooks(path, staged_files(path), monkeypatch, capsys)
     assert runs["memgit-evidence"].status == 1
-    assert runs["memgit-evidence"].codes == {"quote-not-found"}
-    assert gate_codes(path) == {"quote-not-found"}
+    assert runs["memgit-evidence"].codes == {"quote-not-found", "unit-already-covered"}
+    assert gate_codes(path) == {"quote-not-found", "unit-already-covered"}
 
 
 def test_a_memgit_run_explains_its_memories_and_passes_every_hook(

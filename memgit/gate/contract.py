@@ -35,6 +35,8 @@ EVIDENCE_CHECKS: dict[str, str] = {
     "duplicate-target": "two candidates change the same memory",
     "unknown-unit": "a coverage row or claim names a unit that is not in this run",
     "unit-cannot-support": "a coverage row or claim uses a unit that cannot support a memory",
+    "unit-already-covered": "a coverage row or claim uses a unit an earlier run already decided",
+    "unit-stuck": "a coverage row or claim uses a unit deferred too often, which is skipped",
     "duplicate-coverage": "a unit has more than one coverage row",
     "incomplete-coverage": "a supporting unit has no coverage row",
     "unknown-candidate": "a coverage row or binding names a candidate that does not exist",
@@ -95,13 +97,18 @@ def check_gate_output(
     units: Mapping[str, EvidenceUnit],
     settings: Settings,
     target_state: TargetState,
+    closed: Mapping[str, str] | None = None,
 ) -> GateOutput:
-    """Validate ``answer`` for a run over ``units``; raise GateOutputError with every problem."""
+    """Validate ``answer`` for a run over ``units``; raise GateOutputError with every problem.
+
+    ``closed`` maps the units that are not this run's to decide (an earlier run did,
+    or they were deferred too often: ``ProcessingState.closed``) to the code that
+    refuses a row or claim on them; every other supporting unit needs its row."""
     raw = _parse(answer)
     problems = list(iter_schema_problems(raw, "gate-output", path=SOURCE))
     if problems:
         raise _rejected(problems)
-    checker = _Checker(raw, units, settings, target_state)
+    checker = _Checker(raw, units, settings, target_state, closed or {})
     problems = checker.run()
     if problems:
         raise _rejected(problems)
@@ -149,9 +156,11 @@ class _Checker:
         units: Mapping[str, EvidenceUnit],
         settings: Settings,
         target_state: TargetState,
+        closed: Mapping[str, str],
     ) -> None:
         self.raw = raw
         self.units = units
+        self.closed = closed
         self.settings = settings
         self.target_state = target_state
         self.problems: list[Problem] = []
@@ -209,6 +218,9 @@ class _Checker:
         if unit is None:
             self.add("unknown-unit", field)
             return None
+        if unit_id in self.closed:
+            self.add(self.closed[unit_id], field)
+            return None
         if not unit.can_support:
             self.add("unit-cannot-support", field)
             return None
@@ -227,7 +239,11 @@ class _Checker:
             for j, cid in enumerate(row.get("candidate_ids", ())):
                 if cid not in candidate_ids:
                     self.add("unknown-candidate", f"{field}.candidate_ids[{j}]")
-        missing = [u for u in self.units.values() if u.can_support and u.id not in self.rows]
+        missing = [
+            u
+            for u in self.units.values()
+            if u.can_support and u.id not in self.rows and u.id not in self.closed
+        ]
         for unit in missing:
             self.add(
                 "incomplete-coverage",
@@ -314,3 +330,37 @@ class _Checker:
         )
         decisions = {unit_id: row["decision"] for unit_id, row in self.rows.items()}
         return GateOutput(candidates=candidates, decisions=decisions, raw=self.raw)
+
+
+def narrow_answer(raw: dict[str, Any], closed: Mapping[str, str]) -> tuple[dict[str, Any], int]:
+    """A checked answer cut to the units not in ``closed``, and how many rows were cut.
+
+    Another run decided some of the answer's units while it was being made. Their
+    rows go, and so does every candidate that quotes one of them (the other run
+    decided what that evidence says); a unit left with no candidate is DEFERRED,
+    so it is asked again with its context. What stays is consistent by construction
+    and is checked again by the caller."""
+    dropped = {
+        binding["candidate_id"]
+        for binding in raw["evidence_bindings"]
+        if any(claim["unit_id"] in closed for claim in binding["claims"])
+    }
+    coverage = []
+    for row in raw["coverage"]:
+        if row["unit_id"] in closed:
+            continue
+        kept = [cid for cid in row.get("candidate_ids", ()) if cid not in dropped]
+        if row["decision"] == "CANDIDATE" and not kept:
+            row = {"unit_id": row["unit_id"], "decision": "DEFERRED", "reason": "needs-context"}
+        elif kept != row.get("candidate_ids", kept):
+            row = {**row, "candidate_ids": kept}
+        coverage.append(row)
+    narrowed = {
+        **raw,
+        "candidates": [c for c in raw["candidates"] if c["candidate_id"] not in dropped],
+        "coverage": coverage,
+        "evidence_bindings": [
+            b for b in raw["evidence_bindings"] if b["candidate_id"] not in dropped
+        ],
+    }
+    return narrowed, len(raw["coverage"]) - len(coverage)

@@ -7,7 +7,10 @@
 - Captured turns and run records never change once committed.
 - Each run record added in the commit agrees with the captures it names: the
   Gate output it records passes the Gate's own checks against those units,
-  its targets included (as the parent commit had them).
+  its targets included (as the parent commit had them). It answers for the
+  units still open on the parent, no more and no less: a unit an earlier run
+  already decided (``unit-already-covered``) or deferred too often
+  (``unit-stuck``) is not its to decide again.
 - Each memory written by memgit (``origin: memgit``) that the commit creates
   or changes is explained by a run record in the same commit. A memory
   written by a person says so (``origin: human`` with ``author``).
@@ -28,7 +31,9 @@ from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
 from memgit.memory import Memory, parse_memory
 from memgit.parsecache import capture_turn
+from memgit.pending import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.runrecord import RunRecord, parse_run_record
+from memgit.settings import Settings, gate_setting
 
 HOOK_ID = "memgit-evidence"
 
@@ -119,7 +124,11 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
     target_state = Catalog(view.repo, view.parent).state if view.differs(path) else _any_target
     try:
         check_gate_output(
-            record.gate_output, units=units, settings=settings, target_state=target_state
+            record.gate_output,
+            units=units,
+            settings=settings,
+            target_state=target_state,
+            closed=_closed(view, path, record, settings, units),
         )
     except GateOutputError as err:
         for problem in err.problems:
@@ -130,6 +139,23 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
                 field=f"gate_output.{problem.field}" if problem.field else "gate_output",
                 hint="the recorded Gate output must agree with the captures the run names",
             )
+
+
+def _closed(
+    view: CommitView,
+    path: str,
+    record: RunRecord,
+    settings: Settings,
+    units: dict[str, EvidenceUnit],
+) -> dict[str, str]:
+    """The units of the run's captures that were not its to decide: for a record this
+    commit adds, those closed on the parent, as the planner saw them; one it does not
+    add was held to that when it was added, so it answers for the rows it has."""
+    if not view.differs(path):
+        answered = {row["unit_id"] for row in record.gate_output.get("coverage", ())}
+        return {unit_id: "unit-already-covered" for unit_id in units if unit_id not in answered}
+    max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
+    return processing_state(view.repo, view.parent, max_deferrals=max_deferrals).closed(units)
 
 
 def iter_capture_problems(view: CommitView) -> Iterator[Problem]:

@@ -6,6 +6,8 @@ Two states, each made only through memgit's public API, exactly as an agent woul
 - ``processed``: the same, processed by the offline ``rules`` backend (memories ``pg16`` and
   ``lint``), then a third turn (seq 2) processed with a host Gate answer that SUPERSEDEs
   ``pg16`` by ``pg17`` (so ``refs/memgit/retired/<pg16>`` exists).
+- ``stuck``: ``pending`` plus a turn (seq 3) the host Gate DEFERRED as often as
+  ``gate.max_deferrals`` allows (3), so its unit is stuck.
 
 Corpus files name things of these repositories through ``{{placeholders}}``
 (see README.md), filled in by :func:`placeholder_values` and :func:`fill`.
@@ -146,14 +148,39 @@ def fixed_identity(home: Path) -> Iterator[None]:
                 os.environ[key] = value
 
 
+STUCK_TURN = {
+    "source": SOURCE,
+    "session": SESSION,
+    "seq": 3,
+    "timestamp": "2026-11-30T10:15:00Z",
+    "messages": [{"role": "user", "content": "Maybe we should use the other one."}],
+}
+
+
+def defer_answer(*settled: str) -> dict[str, object]:
+    """Units ``settled`` need no change; seq 3's unit is DEFERRED."""
+    rows = [{"unit_id": u, "decision": "NO_CHANGE", "reason": "no-durable-content"} for u in settled]
+    deferred = {"unit_id": f"{SOURCE}/{SESSION}/3#0", "decision": "DEFERRED", "reason": "ambiguous"}
+    return {"candidates": [], "coverage": [*rows, deferred], "evidence_bindings": []}
+
+
 def build(path: Path, state: str) -> None:
-    """Make the ``pending`` or ``processed`` memory repository at ``path`` with memgit."""
+    """Make the ``pending``, ``processed`` or ``stuck`` repository at ``path`` with memgit."""
     from memgit import MemoryRepo
 
     MemoryRepo.init(path)
     repo = MemoryRepo.open(path)
     repo.capture_many(TURNS)
     if state == "pending":
+        return
+    if state == "stuck":
+        repo.capture(STUCK_TURN)
+        settled = [f"{SOURCE}/{SESSION}/{unit}" for unit in ("0#0", "1#0", "1#1")]
+        for minute in range(3):  # a retry is another run, made at another time
+            os.environ["GIT_COMMITTER_DATE"] = f"@{1764495060 + 60 * minute} +0000"
+            answer = defer_answer(*(settled if minute == 0 else ()))
+            repo.process(gate_output=json.dumps(answer))
+        os.environ["GIT_COMMITTER_DATE"] = FIXED_DATE
         return
     assert state == "processed", state
     first = repo.process(backend="rules")
@@ -169,7 +196,7 @@ def copy_repo(template: Path, dest: Path) -> Path:
 
 @dataclass(frozen=True)
 class Templates:
-    """Both repositories, built once per test session; each test works on a copy."""
+    """The repositories, built once per test session; each test works on a copy."""
 
     paths: dict[str, Path]
     values: dict[str, dict[str, str]]
@@ -184,7 +211,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
     paths: dict[str, Path] = {}
     values: dict[str, dict[str, str]] = {}
     with fixed_identity(root / "home"):
-        for state in ("pending", "processed"):
+        for state in ("pending", "processed", "stuck"):
             paths[state] = root / state
             build(paths[state], state)
             values[state] = placeholder_values(paths[state])
@@ -212,7 +239,7 @@ def placeholder_values(path: Path) -> dict[str, str]:
     values["commit:init"] = str(commit.id)
     for seq in range(10):
         values[f"capture:{seq}"] = capture_path(SOURCE, SESSION, seq)
-    for turn in (*TURNS, UPGRADE_TURN):
+    for turn in (*TURNS, UPGRADE_TURN, STUCK_TURN):
         capture = capture_path(SOURCE, SESSION, int(turn["seq"]))  # type: ignore[call-overload]
         blob = _blob_at(git, head.tree, capture)
         if blob is not None:
