@@ -1,4 +1,5 @@
-"""Many real processes capturing into one repository at once lose nothing.
+"""Many real processes capturing (and processing, and recalling) into one repository at once
+lose nothing and decide nothing twice.
 
 The check that matters is counting: a writer that force-moves the branch
 leaves a perfectly valid repository (``git fsck`` is clean) that is simply
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from support import assert_fsck_clean, git
 
@@ -202,3 +204,151 @@ def test_a_force_pushing_writer_loses_captures_under_the_same_load(
     assert git(repo_path, "rev-list", "--merges", "HEAD") == ""
     assert int(git(repo_path, "rev-list", "--count", "HEAD")) < TOTAL + 1
     assert_fsck_clean(repo_path)
+
+
+# The whole loop at once: capture writers, two `memgit process` loops and a recall loop.
+# Each loop runs until the file `captured` exists (the writers are done), then once more.
+STATEMENT = "Remember that worker {worker} turn {i} listens on port {port}."
+MEMORY_WRITER = r"""
+import json, sys, time
+from pathlib import Path
+from memgit import MemoryRepo
+
+repo_path, worker, count, ready, go = sys.argv[1:6]
+worker, count = int(worker), int(count)
+Path(ready).touch()
+while not Path(go).exists():
+    time.sleep(0.001)
+repo = MemoryRepo.open(repo_path)
+for i in range(count):
+    text = STATEMENT.format(worker=worker, i=i, port=10000 + worker * 100 + i)
+    outcome = repo.capture({
+        "source": "conc-agent", "session": f"w{worker}", "seq": i,
+        "timestamp": "2026-11-30T10:00:00Z",
+        "messages": [{"role": "user", "content": text}],
+    })
+    print(json.dumps(outcome.to_dict()), flush=True)
+""".replace("STATEMENT", repr(STATEMENT))
+LOOP = r"""
+import json, sys, time
+from pathlib import Path
+from memgit import MemoryRepo
+
+repo_path, kind, ready, go, captured = sys.argv[1:6]
+Path(ready).touch()
+while not Path(go).exists():
+    time.sleep(0.001)
+rounds = 0
+while True:
+    last = Path(captured).exists()
+    repo = MemoryRepo.open(repo_path)
+    if kind == "process":
+        result = repo.process()
+        print(json.dumps({"runs": len(result.runs), "remaining": result.remaining}), flush=True)
+    else:
+        pack = repo.recall("port", k=5)
+        print(json.dumps({"hits": len(pack.memories) + len(pack.turns)}), flush=True)
+    rounds += 1
+    if last:
+        break
+"""
+
+
+def memory_contents(path: Path) -> list[tuple[str, str, str]]:
+    """(title, body, quoted text) of every memory in HEAD, sorted: what a run produced."""
+    from memgit.memory import parse_memory
+
+    found = []
+    for name in git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "memories").split():
+        memory = parse_memory(git(path, "show", f"HEAD:{name}"), path=name)
+        quotes = " | ".join(source.quote for source in memory.sources)
+        found.append((memory.title, memory.body.strip(), quotes))
+    return sorted(found)
+
+
+@pytest.mark.slow
+def test_capturing_processing_and_recalling_at_once_decides_each_unit_once(
+    repo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """16 capture writers, 2 process loops and a recall loop at once: every acknowledged
+    capture is in the tree, every unit is decided by exactly one run record, the memories
+    are those one serial run makes of the same captures, and fsck and verify are clean."""
+    writers, per_writer = 16, 50
+    monkeypatch.setenv("MEMGIT_LOCK_TIMEOUT", "120")  # fairness is not under test here
+    go, captured = tmp_path / "go", tmp_path / "captured"
+    writer_commands = [
+        [
+            *(sys.executable, "-c", MEMORY_WRITER, str(repo_path), str(w), str(per_writer)),
+            *(str(tmp_path / f"ready-{w}"), str(go)),
+        ]
+        for w in range(writers)
+    ]
+    loop_commands = [
+        [
+            *(sys.executable, "-c", LOOP, str(repo_path), kind),
+            *(str(tmp_path / f"ready-{n}"), str(go), str(captured)),
+        ]
+        for n, kind in enumerate(["process", "process", "recall"], start=writers)
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for cmd in writer_commands + loop_commands
+    ]
+    try:
+        deadline = time.monotonic() + 4 * TIMEOUT
+        while not all((tmp_path / f"ready-{n}").exists() for n in range(len(procs))):
+            assert time.monotonic() < deadline, "workers never got ready"
+            assert all(p.poll() is None for p in procs), "a worker died before the start"
+            time.sleep(0.01)
+        go.touch()
+        results = []
+        for n, proc in enumerate(procs):
+            if n == writers:
+                captured.touch()  # every writer is done: the loops make their last round
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            assert proc.returncode == 0, f"worker {n} failed:\n{err.decode()}"
+            results.append([json.loads(line) for line in out.decode().splitlines()])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+
+    acknowledged = {o["path"] for outcomes in results[:writers] for o in outcomes}
+    assert len(acknowledged) == writers * per_writer
+    assert set(inbox_files(repo_path)) == acknowledged
+    assert sum(r["runs"] for loop in results[writers : writers + 2] for r in loop) >= 2
+    assert all(r["hits"] >= 0 for r in results[-1]) and results[-1]
+
+    from memgit import MemoryRepo
+
+    MemoryRepo.open(repo_path).process()  # anything a loop left is processed serially
+    decided: dict[str, int] = {}
+    for name in git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "runs").split():
+        record = json.loads(git(repo_path, "show", f"HEAD:{name}"))
+        for row in record["gate_output"]["coverage"]:
+            if row["decision"] != "DEFERRED":
+                decided[row["unit_id"]] = decided.get(row["unit_id"], 0) + 1
+    assert len(decided) == writers * per_writer
+    assert {n for n in decided.values()} == {1}, "a unit was decided by two runs"
+
+    serial = tmp_path / "serial"
+    MemoryRepo.init(serial)
+    turns = []
+    for name in sorted(acknowledged):
+        data = yaml.safe_load(git(repo_path, "show", f"HEAD:{name}"))
+        turns.append({k: data[k] for k in ("source", "session", "seq", "timestamp", "messages")})
+    MemoryRepo.open(serial).capture_many(turns)
+    MemoryRepo.open(serial).process()
+    assert memory_contents(repo_path) == memory_contents(serial)
+    assert len(memory_contents(repo_path)) == writers * per_writer
+
+    assert_fsck_clean(repo_path)
+    assert git(repo_path, "status", "--porcelain") == ""
+    done = subprocess.run(
+        [sys.executable, "-m", "memgit.cli.main", "-C", str(repo_path), "verify", "--all"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
