@@ -47,7 +47,7 @@ from memgit.init import DEFAULT_PRE_COMMIT_CONFIG
 from memgit.layout import capture_path, check_segment
 from memgit.store.staging import staged_tree
 
-from support import git, make_turn, snapshot
+from support import git, make_turn, memgit_cli, snapshot
 
 ROOT = Path(__file__).parents[1]
 CORPUS = Path(__file__).parent / "governance_corpus"
@@ -298,7 +298,7 @@ def test_the_corpus_covers_every_code_the_checks_can_emit() -> None:
     covered = set()
     for param in corpus("invalid"):
         covered |= param.values[0].codes
-    governance = governance_codes()
+    governance = governance_codes() - {"not-a-file"}  # a tree entry's mode: a test below
     assert governance <= covered, sorted(governance - covered)
     assert covered >= RECHECKED_GATE_CODES, sorted(RECHECKED_GATE_CODES - covered)
     generated = {"invalid-utf8", "too-large", "yaml-too-large"}  # tests below, not files
@@ -719,6 +719,41 @@ def test_touching_an_old_run_record_does_not_explain_a_hand_edit(
 
 def staged_files_of(path: Path, prefix: str) -> list[str]:
     return [name for name in git(path, "ls-files", "--", prefix).split() if name]
+
+
+@pytest.mark.parametrize(
+    ("mode", "at", "what"),
+    [
+        ("160000", "memories/user/ab/submodule", "a submodule"),
+        ("160000", "runs/2026/11/20261130T120000Z-sub001.json", "a submodule"),
+        ("120000", "memories/user/ab/ablink000001.md", "a symbolic link"),
+    ],
+)
+def test_a_submodule_or_symlink_among_memgit_files_is_a_named_problem(
+    mode: str,
+    at: str,
+    what: str,
+    templates: repos.Templates,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A gitlink names a commit this repository does not hold; memgit used to read it as
+    a blob and crash (exit 70). Every door now names it as not-a-file."""
+    path = templates.copy("processed", tmp_path / "memory")
+    target = "1234567890abcdef1234567890abcdef12345678"
+    if mode == "120000":
+        target = git(path, "hash-object", "-w", "--stdin", input="../../../memgit.yaml").strip()
+    git(path, "update-index", "--add", "--cacheinfo", f"{mode},{target},{at}")
+    monkeypatch.chdir(path)
+    assert schemas.main([]) == 1
+    assert f"error[not-a-file]: {at}: it is {what}, not a file" in capsys.readouterr().err
+    assert gate_codes(path) == {"not-a-file"}
+    commit, found, _ = commit_and_verify(path, "a submodule among the memories")
+    assert found == {"not-a-file"}
+    done = memgit_cli("-C", str(path), "verify", "--all")
+    assert done.returncode == 1 and b"error[not-a-file]" in done.stdout + done.stderr
+    assert b"Traceback" not in done.stderr
 
 
 # --- how the hooks are called -------------------------------------------------------

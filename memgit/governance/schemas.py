@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 
+import pygit2
+
 from memgit.capture.turn import parse_capture
 from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
@@ -131,9 +133,31 @@ def iter_file_problems(path: str, view: CommitView) -> Iterator[Problem]:
         yield from err.problems or (err.problem,)
 
 
+_PLAIN = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
+_OWNED = (f"{INBOX_DIR}/", f"{MEMORIES_DIR}/", f"{RUNS_DIR}/")
+
+
+def _not_a_file(path: str, view: CommitView) -> Problem | None:
+    """memgit's files are plain files: a submodule or symlink among them cannot be read
+    as what its path says (and a submodule's commit is not even in the repository)."""
+    mode = view.mode(path)
+    if mode is None or mode in _PLAIN or not (path == CONFIG_FILE or path.startswith(_OWNED)):
+        return None
+    what = "a submodule" if mode == pygit2.enums.FileMode.COMMIT else "a symbolic link"
+    return Problem(
+        code="not-a-file",
+        message=f"it is {what}, not a file",
+        path=path,
+        hint="memgit's folders hold plain files only: remove it with git rm --cached",
+    )
+
+
 def iter_schema_problems(view: CommitView) -> Iterator[Problem]:
     for path in sorted(view.changed):
-        if view.read(path) is not None:
+        special = _not_a_file(path, view)
+        if special is not None:
+            yield special
+        elif view.read(path) is not None:
             yield from iter_file_problems(path, view)
 
 

@@ -52,6 +52,13 @@ class CommitView:
             raise value
         return value  # type: ignore[return-value]
 
+    def mode(self, path: str) -> pygit2.enums.FileMode | None:
+        """The file mode of this tree's entry at ``path`` (None where there is none)."""
+        try:
+            return self.tree[path].filemode
+        except KeyError:
+            return None
+
     def read_parent(self, path: str) -> bytes | None:
         blob = blob_at(self.parent, path)
         return self.repo[blob].data if blob is not None else None

@@ -120,14 +120,15 @@ def _is_tree(entry: pygit2.Object | None) -> bool:
 
 
 def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
-    """The blob id at ``path`` in ``tree``, or None where there is no file."""
+    """The blob id at ``path`` in ``tree``, or None where there is no file (nothing, a
+    folder, or a submodule, whose commit is not in this repository)."""
     if tree is None:
         return None
     try:
         entry = tree[path]
     except KeyError:
         return None
-    if entry.filemode == pygit2.enums.FileMode.TREE:
+    if entry.filemode in (pygit2.enums.FileMode.TREE, pygit2.enums.FileMode.COMMIT):
         return None
     return entry.id
 
