@@ -42,6 +42,15 @@ class Catalog:
         path, blob = found
         return parse_memory(self.repo[blob].data, path=path)
 
+    def text(self, memory_id: str) -> str | None:
+        """The memory's title and body (the Gate's ``target_text``); None when it is not
+        in the tree or does not parse."""
+        try:
+            memory = self.load(memory_id)
+        except MemgitError:
+            return None
+        return f"{memory.title}\n{memory.body}" if memory is not None else None
+
     def is_retired(self, memory_id: str) -> bool:
         return f"{REFS_RETIRED}{memory_id}" in self.repo.references
 

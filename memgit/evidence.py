@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgit.capture.turn import Turn
+from memgit.index.tokens import CJK_RUN, STOP_WORDS, iter_query_words
+
+# A quote must carry a claim: "I" or "ok" can be found in nearly any message, and a
+# one-character source would let a Gate support (or retract) anything. A CJK
+# character carries about a word, so it counts as two.
+MIN_QUOTE_WEIGHT = 8
+# Words are compared by their first letters, a crude stem: "prefer", "preferred".
+_STEM = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,8 +84,11 @@ def locate_quote(
     """Where ``quote`` stands in ``text``, or the evidence-check code saying why not.
 
     With offsets, the quote must stand exactly there; without, it must occur
-    exactly once, so that a source always points at one place.
+    exactly once, so that a source always points at one place. A quote too short
+    to carry a claim is refused first.
     """
+    if quote_weight(quote) < MIN_QUOTE_WEIGHT:
+        return "quote-too-short"
     if start is not None or end is not None:
         if start is None or end is None or not 0 <= start <= end <= len(text):
             return "quote-offsets-mismatch"
@@ -88,3 +99,20 @@ def locate_quote(
     if text.find(quote, first + 1) >= 0:
         return "quote-ambiguous"
     return first, first + len(quote)
+
+
+def quote_weight(quote: str) -> int:
+    """Characters that carry meaning: no surrounding space; a CJK character counts two."""
+    text = quote.strip()
+    cjk = sum(len(run) for run in CJK_RUN.findall(text))
+    return len(text) + cjk
+
+
+def topic_terms(text: str) -> frozenset[str]:
+    """The words of ``text`` that say what it is about: no function words, crudely stemmed
+    (a CJK bigram stays whole)."""
+    return frozenset(
+        word if CJK_RUN.fullmatch(word) else word[:_STEM]
+        for word in iter_query_words(text)
+        if word not in STOP_WORDS
+    )

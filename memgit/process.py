@@ -229,7 +229,7 @@ def _run_batch(
     answer = backend.answer(request)
     corrected: tuple[Problem, ...] = ()
     try:
-        gate = _check(answer, batch, settings, catalog.state, batch.closed)
+        gate = _check(answer, batch, settings, catalog, batch.closed)
     except GateOutputError as refused:
         if not backend.can_correct:
             _record_failure(git, batch, backend, refused.problems)
@@ -238,7 +238,7 @@ def _run_batch(
         request = replace(request, problems=refused.problems)
         answer = backend.answer(request)
         try:
-            gate = _check(answer, batch, settings, catalog.state, batch.closed)
+            gate = _check(answer, batch, settings, catalog, batch.closed)
         except GateOutputError as again:
             _record_failure(git, batch, backend, corrected + again.problems)
             raise
@@ -311,11 +311,16 @@ def _check(
     answer: str | bytes | dict[str, Any],
     batch: _Batch,
     settings: Settings,
-    target_state: Callable[[str], str],
+    targets: Catalog,
     closed: Mapping[str, str],
 ) -> GateOutput:
     return check_gate_output(
-        answer, units=batch.unit_map, settings=settings, target_state=target_state, closed=closed
+        answer,
+        units=batch.unit_map,
+        settings=settings,
+        target_state=targets.state,
+        closed=closed,
+        target_text=targets.text,
     )
 
 
@@ -360,7 +365,7 @@ def _replan(
     if not supporting:
         return None
     narrowed, dropped = narrow_answer(gate.raw, closed)
-    answer = _check(narrowed, batch, settings, current.state, closed)
+    answer = _check(narrowed, batch, settings, current, closed)
     still_open = {unit.capture for unit in supporting}
     captures = tuple(c for c in batch.captures if c.path in still_open)
     return answer, captures, ({"code": "replanned", "count": dropped},)

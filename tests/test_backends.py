@@ -68,7 +68,7 @@ def good_answer() -> dict[str, Any]:
     return json.loads(
         answer(
             None,
-            create("CI runs on Fridays", "The CI runs on Fridays only.", [(unit(0, 0), "CI runs")]),
+            create("CI runs on Fridays", "The CI runs on Fridays only.", [(unit(0, 0), "CI runs on Fridays")]),
             units=SUPPORTING,
         )
     )
@@ -245,7 +245,7 @@ def _retire_a_memory(path: Path) -> dict[str, str]:
     capture(path, user_turn(11, "Forget the old mirror, it is gone."))
     retract = answer(
         None,
-        {"action": "RETRACT", "target": memory.id, "claims": [(unit(11), "it is gone")]},
+        {"action": "RETRACT", "target": memory.id, "claims": [(unit(11), "Forget the old mirror")]},
         units=[unit(11)],
     )
     open_repo(path).process(gate_output=retract)

@@ -71,9 +71,21 @@ def target_state(memory_id: str) -> str:
     return {ACTIVE: "active", ACTIVE_2: "active", RETIRED: "retired"}.get(memory_id, "unknown")
 
 
+# What the active memories say: a SUPERSEDE or RETRACT must quote something about it.
+TARGET_TEXTS = {
+    ACTIVE: "The test suite\n42 passed last time. I like tea. Run the linter before commits.",
+    ACTIVE_2: "Deploys\nDeploys happen on Fridays.",
+}
+
+
 def check(answer: Any) -> GateOutput:
     return check_gate_output(
-        answer, units=UNITS, settings=SETTINGS, target_state=target_state, closed=CLOSED
+        answer,
+        units=UNITS,
+        settings=SETTINGS,
+        target_state=target_state,
+        closed=CLOSED,
+        target_text=TARGET_TEXTS.get,
     )
 
 
@@ -266,6 +278,14 @@ FAILING: dict[str, tuple[Mutation, str | None]] = {
         lambda a: a["evidence_bindings"].append(copy.deepcopy(a["evidence_bindings"][0])),
         "evidence_bindings[1].candidate_id",
     ),
+    "quote-too-short": (
+        _set("evidence_bindings.0.claims.0.quote", "make"),
+        "evidence_bindings[0].claims[0].quote",
+    ),
+    "evidence-unrelated-to-target": (
+        _set("candidates.0", {"candidate_id": "c1", "action": "RETRACT", "target": ACTIVE_2}),
+        "candidates[0].target",
+    ),
     "quote-not-found": (
         _set("evidence_bindings.0.claims.0.quote", f"the build uses {MARKER}"),
         "evidence_bindings[0].claims[0].quote",
@@ -313,6 +333,7 @@ FAILING: dict[str, tuple[Mutation, str | None]] = {
 # evidence and its coverage row naming a candidate that quotes nothing from it.
 CLAIM_CHECKS = {
     "unit-stuck",
+    "quote-too-short",
     "quote-not-found",
     "quote-ambiguous",
     "quote-offsets-mismatch",
@@ -376,7 +397,7 @@ def test_every_problem_of_an_answer_is_reported_at_once() -> None:
     """A backend's correction round needs all failures, not just the first."""
     answer = create()
     answer["candidates"][0]["type"] = "opinion"
-    answer["evidence_bindings"][0]["claims"][0]["quote"] = "forged"
+    answer["evidence_bindings"][0]["claims"][0]["quote"] = "a forged claim"
     answer["coverage"].pop(2)
     with pytest.raises(GateOutputError) as caught:
         check(answer)

@@ -520,7 +520,11 @@ def test_host_retract_removes_the_file_and_keeps_it_reachable(
     last_with_old = head(path)
     text = answer(
         path,
-        {"action": "RETRACT", "target": old.id, "claims": [(unit(1), "it was wrong")]},
+        {
+            "action": "RETRACT",
+            "target": old.id,
+            "claims": [(unit(1), "what I said about the staging port")],
+        },
     )
     (run,) = open_repo(path).process(gate_output=text).runs
 

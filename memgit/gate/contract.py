@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgit.errors import ExitStatus, MemgitError, Problem
-from memgit.evidence import EvidenceUnit, locate_quote
+from memgit.evidence import EvidenceUnit, locate_quote, topic_terms
 from memgit.jsonio import parse_json
 from memgit.schemas import iter_schema_problems
 from memgit.settings import Settings
@@ -41,12 +41,14 @@ EVIDENCE_CHECKS: dict[str, str] = {
     "incomplete-coverage": "a supporting unit has no coverage row",
     "unknown-candidate": "a coverage row or binding names a candidate that does not exist",
     "duplicate-binding": "a candidate has more than one evidence binding",
+    "quote-too-short": "a quote is too short to carry a claim (under 8 characters)",
     "quote-not-found": "a quote does not occur in its unit's text",
     "quote-ambiguous": "a quote occurs more than once in its unit and has no offsets",
     "quote-offsets-mismatch": "a quote's start/end offsets do not select exactly the quote",
     "confirmation-not-from-user": "a user_confirmation claim quotes a unit the user did not write",
     "no-evidence": "a candidate has no evidence binding",
     "coverage-contradicts-bindings": "coverage and evidence bindings disagree about a unit",
+    "evidence-unrelated-to-target": "a SUPERSEDE or RETRACT quotes nothing about its target",
 }
 
 
@@ -89,6 +91,7 @@ class GateOutput:
 
 
 TargetState = Callable[[str], str]  # memory id -> "active" | "retired" | "unknown"
+TargetText = Callable[[str], str | None]  # memory id -> its title and body, if active
 
 
 def check_gate_output(
@@ -98,17 +101,20 @@ def check_gate_output(
     settings: Settings,
     target_state: TargetState,
     closed: Mapping[str, str] | None = None,
+    target_text: TargetText | None = None,
 ) -> GateOutput:
     """Validate ``answer`` for a run over ``units``; raise GateOutputError with every problem.
 
     ``closed`` maps the units that are not this run's to decide (an earlier run did,
     or they were deferred too often: ``ProcessingState.closed``) to the code that
-    refuses a row or claim on them; every other supporting unit needs its row."""
+    refuses a row or claim on them; every other supporting unit needs its row.
+    ``target_text`` (when the targets' content is known) lets a SUPERSEDE or RETRACT
+    be held to evidence about the memory it replaces."""
     raw = _parse(answer)
     problems = list(iter_schema_problems(raw, "gate-output", path=SOURCE))
     if problems:
         raise _rejected(problems)
-    checker = _Checker(raw, units, settings, target_state, closed or {})
+    checker = _Checker(raw, units, settings, target_state, closed or {}, target_text)
     problems = checker.run()
     if problems:
         raise _rejected(problems)
@@ -157,10 +163,12 @@ class _Checker:
         settings: Settings,
         target_state: TargetState,
         closed: Mapping[str, str],
+        target_text: TargetText | None,
     ) -> None:
         self.raw = raw
         self.units = units
         self.closed = closed
+        self.target_text = target_text
         self.settings = settings
         self.target_state = target_state
         self.problems: list[Problem] = []
@@ -182,6 +190,7 @@ class _Checker:
         self._check_coverage(candidate_ids)
         self._check_bindings(candidate_ids)
         self._check_agreement(candidate_ids)
+        self._check_relation()
         return self.problems
 
     def _check_candidates(self) -> set[str]:
@@ -312,6 +321,21 @@ class _Checker:
                         f"coverage of unit {unit_id} names candidate {cid}, "
                         "which quotes nothing from it",
                     )
+
+    def _check_relation(self) -> None:
+        """A memory is replaced or retracted only on evidence that speaks of it: a
+        quote of "I" must not retract every memory there is."""
+        if self.target_text is None:
+            return
+        for i, candidate in enumerate(self.raw["candidates"]):
+            target = candidate.get("target")
+            claims = self.claims.get(candidate["candidate_id"])
+            if candidate["action"] not in {"SUPERSEDE", "RETRACT"} or not target or not claims:
+                continue
+            text = self.target_text(target)
+            quoted = topic_terms(" ".join(claim.quote for claim in claims))
+            if text is not None and not quoted & topic_terms(text):
+                self.add("evidence-unrelated-to-target", f"candidates[{i}].target")
 
     def result(self) -> GateOutput:
         candidates = tuple(

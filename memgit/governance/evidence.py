@@ -121,14 +121,15 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
         return
     # Targets as the Gate saw them: the memories of the parent commit. A record
     # this commit does not add (pre-commit --all-files) was checked when it was.
-    target_state = Catalog(view.repo, view.parent).state if view.differs(path) else _any_target
+    parent = Catalog(view.repo, view.parent) if view.differs(path) else None
     try:
         check_gate_output(
             record.gate_output,
             units=units,
             settings=settings,
-            target_state=target_state,
+            target_state=parent.state if parent is not None else _any_target,
             closed=_closed(view, path, record, settings, units),
+            target_text=parent.text if parent is not None else None,
         )
     except GateOutputError as err:
         for problem in err.problems:

@@ -7,7 +7,8 @@ Two states, each made only through memgit's public API, exactly as an agent woul
   ``lint``), then a third turn (seq 2) processed with a host Gate answer that SUPERSEDEs
   ``pg16`` by ``pg17`` (so ``refs/memgit/retired/<pg16>`` exists).
 - ``stuck``: ``pending`` plus a turn (seq 3) the host Gate DEFERRED as often as
-  ``gate.max_deferrals`` allows (3), so its unit is stuck.
+  ``gate.max_deferrals`` allows (3), so its unit is stuck; the first of those runs
+  also made memory ``lint``. Then a turn (seq 4) is captured and left pending.
 
 Corpus files name things of these repositories through ``{{placeholders}}``
 (see README.md), filled in by :func:`placeholder_values` and :func:`fill`.
@@ -148,6 +149,14 @@ def fixed_identity(home: Path) -> Iterator[None]:
                 os.environ[key] = value
 
 
+OPEN_TURN = {
+    "source": SOURCE,
+    "session": SESSION,
+    "seq": 4,
+    "timestamp": "2026-11-30T10:20:00Z",
+    "messages": [{"role": "user", "content": "I like green tea, by the way."}],
+}
+
 STUCK_TURN = {
     "source": SOURCE,
     "session": SESSION,
@@ -157,11 +166,39 @@ STUCK_TURN = {
 }
 
 
-def defer_answer(*settled: str) -> dict[str, object]:
-    """Units ``settled`` need no change; seq 3's unit is DEFERRED."""
-    rows = [{"unit_id": u, "decision": "NO_CHANGE", "reason": "no-durable-content"} for u in settled]
+def defer_answer(first: bool) -> dict[str, object]:
+    """Seq 3's unit DEFERRED; the first time, also memory ``lint`` from seq 1."""
     deferred = {"unit_id": f"{SOURCE}/{SESSION}/3#0", "decision": "DEFERRED", "reason": "ambiguous"}
-    return {"candidates": [], "coverage": [*rows, deferred], "evidence_bindings": []}
+    if not first:
+        return {"candidates": [], "coverage": [deferred], "evidence_bindings": []}
+    lint, quote = f"{SOURCE}/{SESSION}/1#0", "run the linter before every commit"
+    rows = [
+        {"unit_id": f"{SOURCE}/{SESSION}/{u}", "decision": "NO_CHANGE", "reason": "transient"}
+        for u in ("0#0", "1#1")
+    ]
+    return {
+        "candidates": [
+            {
+                "candidate_id": "c2",
+                "action": "CREATE",
+                "type": "procedure",
+                "scope": "user",
+                "title": "Run the linter before every commit",
+                "body": "Run the linter before every commit.",
+            }
+        ],
+        "coverage": [
+            *rows,
+            {"unit_id": lint, "decision": "CANDIDATE", "candidate_ids": ["c2"]},
+            deferred,
+        ],
+        "evidence_bindings": [
+            {
+                "candidate_id": "c2",
+                "claims": [{"unit_id": lint, "quote": quote, "role": "assertion"}],
+            }
+        ],
+    }
 
 
 def build(path: Path, state: str) -> None:
@@ -175,12 +212,11 @@ def build(path: Path, state: str) -> None:
         return
     if state == "stuck":
         repo.capture(STUCK_TURN)
-        settled = [f"{SOURCE}/{SESSION}/{unit}" for unit in ("0#0", "1#0", "1#1")]
         for minute in range(3):  # a retry is another run, made at another time
             os.environ["GIT_COMMITTER_DATE"] = f"@{1764495060 + 60 * minute} +0000"
-            answer = defer_answer(*(settled if minute == 0 else ()))
-            repo.process(gate_output=json.dumps(answer))
+            repo.process(gate_output=json.dumps(defer_answer(first=minute == 0)))
         os.environ["GIT_COMMITTER_DATE"] = FIXED_DATE
+        repo.capture(OPEN_TURN)
         return
     assert state == "processed", state
     first = repo.process(backend="rules")
@@ -239,7 +275,7 @@ def placeholder_values(path: Path) -> dict[str, str]:
     values["commit:init"] = str(commit.id)
     for seq in range(10):
         values[f"capture:{seq}"] = capture_path(SOURCE, SESSION, seq)
-    for turn in (*TURNS, UPGRADE_TURN, STUCK_TURN):
+    for turn in (*TURNS, UPGRADE_TURN, STUCK_TURN, OPEN_TURN):
         capture = capture_path(SOURCE, SESSION, int(turn["seq"]))  # type: ignore[call-overload]
         blob = _blob_at(git, head.tree, capture)
         if blob is not None:
