@@ -12,7 +12,8 @@
   already decided (``unit-already-covered``) or deferred too often
   (``unit-stuck``) is not its to decide again.
 - Each memory written by memgit (``origin: memgit``) that the commit creates
-  or changes is explained by a run record in the same commit. A memory
+  or changes is explained by a run record in the same commit: applying the
+  record's Gate output to the parent commit writes exactly that file. A memory
   written by a person says so (``origin: human`` with ``author``).
 """
 
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 
 import pygit2
 
+from memgit.apply import apply_gate_output
 from memgit.catalog import Catalog
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
@@ -103,7 +105,11 @@ def _any_target(memory_id: str) -> str:
     return "active"
 
 
-def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterator[Problem]:
+def iter_run_problems(
+    view: CommitView, path: str, record: RunRecord, produced: dict[str, bytes | None]
+) -> Iterator[Problem]:
+    """Problems of a run record; the memory files its Gate output writes when applied to
+    the parent commit go into ``produced`` (for a record this commit adds)."""
     units: dict[str, EvidenceUnit] = {}
     for i, item in enumerate(record.inputs):
         found = _units(view, item.blob, item.path)
@@ -123,7 +129,7 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
     # this commit does not add (pre-commit --all-files) was checked when it was.
     parent = Catalog(view.repo, view.parent) if view.differs(path) else None
     try:
-        check_gate_output(
+        gate = check_gate_output(
             record.gate_output,
             units=units,
             settings=settings,
@@ -140,6 +146,18 @@ def iter_run_problems(view: CommitView, path: str, record: RunRecord) -> Iterato
                 field=f"gate_output.{problem.field}" if problem.field else "gate_output",
                 hint="the recorded Gate output must agree with the captures the run names",
             )
+        return
+    if parent is not None:
+        base = view.repo[view.base] if view.base is not None else None
+        files, _, _ = apply_gate_output(
+            gate,
+            units,
+            parent,
+            base if isinstance(base, pygit2.Commit) else None,
+            record.created,
+            [],
+        )
+        produced.update(files)
 
 
 def _closed(
@@ -173,7 +191,7 @@ def iter_capture_problems(view: CommitView) -> Iterator[Problem]:
 
 def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
     yield from iter_capture_problems(view)
-    explained: set[str] = set()
+    produced: dict[str, bytes | None] = {}
     for path in view.changed_under(f"{RUNS_DIR}/", ".json"):
         if view.rewritten(path):
             yield Problem(
@@ -187,15 +205,15 @@ def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
             record = view.parsed(path, parse_run_record)
         except MemgitError:
             continue  # memgit-schemas reports it
-        explained.update(d["memory_id"] for d in record.decisions)
-        yield from iter_run_problems(view, path, record)
+        yield from iter_run_problems(view, path, record, produced)
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
             memory = view.parsed(path, parse_memory)
         except MemgitError:
             continue
         yield from iter_source_problems(view, path, memory)
-        if memory.origin == "memgit" and memory.id not in explained and view.differs(path):
+        explained = path in produced and produced[path] == view.read(path)
+        if memory.origin == "memgit" and not explained and view.differs(path):
             yield Problem(
                 code="unexplained-memory",
                 message="written by memgit (origin: memgit) but no run record in this commit "
