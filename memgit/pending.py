@@ -10,7 +10,7 @@ what it has processed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -126,6 +126,18 @@ def _rows_from_json(data: Any) -> tuple[tuple[str, str], ...]:
     ):
         return tuple((unit_id, decision) for unit_id, decision in data)
     raise ValueError("not a list of [unit id, decision] pairs")
+
+
+def deciding_records(
+    repo: pygit2.Repository, tree: pygit2.Tree, unit_ids: Collection[str]
+) -> set[tuple[str, str]]:
+    """(path, blob id) of the run records in ``tree`` with a coverage row for any of
+    ``unit_ids``: the runs that read those units' capture."""
+    with state_tables(repo) as tables:
+        rows = tables.unit_coverage(
+            tree, unit_ids, lambda path, blob: _coverage_rows(repo, path, blob)
+        )
+    return {(record, blob) for _, _, record, blob in rows}
 
 
 def _summary(repo: pygit2.Repository, path: str, blob: str) -> CaptureSummary:

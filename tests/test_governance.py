@@ -298,7 +298,8 @@ def test_the_corpus_covers_every_code_the_checks_can_emit() -> None:
     covered = set()
     for param in corpus("invalid"):
         covered |= param.values[0].codes
-    governance = governance_codes() - {"not-a-file"}  # a tree entry's mode: a test below
+    # A tree entry's mode, and a path taken in an earlier commit: tests below.
+    governance = governance_codes() - {"not-a-file", "capture-reused"}
     assert governance <= covered, sorted(governance - covered)
     assert covered >= RECHECKED_GATE_CODES, sorted(RECHECKED_GATE_CODES - covered)
     generated = {"invalid-utf8", "too-large", "yaml-too-large"}  # tests below, not files
@@ -805,6 +806,41 @@ def test_a_submodule_or_symlink_among_memgit_files_is_a_named_problem(
     done = memgit_cli("-C", str(path), "verify", "--all")
     assert done.returncode == 1 and b"error[not-a-file]" in done.stdout + done.stderr
     assert b"Traceback" not in done.stderr
+
+
+def test_a_capture_path_an_earlier_run_read_keeps_its_content(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A processed capture removed from the tree and put back with other content would be
+    taken for the turn the run decided (unit ids come from the path): memgit's own capture,
+    the hook and verify all refuse it as capture-reused; the same content may come back."""
+    first = make_turn(0, content="Remember that the build uses make.")
+    MemoryRepo.open(repo_path).capture(first)
+    MemoryRepo.open(repo_path).process()
+    path = capture_path(first["source"], first["session"], 0)
+    git(repo_path, "rm", "-q", path)
+    git(repo_path, "commit", "-q", "-m", "drop the capture")
+    before = snapshot(repo_path)
+    other = make_turn(0, content="Remember that the build uses ninja.")
+    with pytest.raises(MemgitError) as refused:
+        MemoryRepo.open(repo_path).capture(other)
+    assert refused.value.code == "capture-reused"
+    assert {p.code for p in refused.value.problems} == {"capture-reused"}
+    assert snapshot(repo_path) == before
+    assert MemoryRepo.open(repo_path).capture(first).commit is not None  # the same turn
+
+    git(repo_path, "rm", "-q", path)
+    git(repo_path, "commit", "-q", "-m", "drop it again")
+    (repo_path / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo_path / path).write_bytes(
+        git(repo_path, "show", f"HEAD~1:{path}").encode().replace(b"make", b"ninja")
+    )
+    git(repo_path, "add", path)
+    monkeypatch.chdir(repo_path)
+    assert evidence.main([path]) == 1
+    assert f"error[capture-reused]: {path}: run record runs/" in capsys.readouterr().err
+    _, found, _ = commit_and_verify(repo_path, "a turn under a taken path")
+    assert found == {"capture-reused"}
 
 
 # --- how the hooks are called -------------------------------------------------------

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 import pygit2
 
 from memgit.apply import apply_gate_output
+from memgit.capture.turn import parse_capture
 from memgit.catalog import Catalog
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
@@ -33,9 +34,10 @@ from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
 from memgit.memory import Memory, parse_memory
 from memgit.parsecache import capture_turn
-from memgit.pending import DEFAULT_MAX_DEFERRALS, processing_state
+from memgit.pending import DEFAULT_MAX_DEFERRALS, deciding_records, processing_state
 from memgit.runrecord import RunRecord, parse_run_record
 from memgit.settings import Settings, gate_setting
+from memgit.store.tree import blob_at
 
 HOOK_ID = "memgit-evidence"
 
@@ -178,7 +180,10 @@ def _closed(
 
 
 def iter_capture_problems(view: CommitView) -> Iterator[Problem]:
-    """Captured turns are immutable: memory sources pin them by blob id."""
+    """Captured turns are immutable: memory sources pin them by blob id, and run records
+    name their units by path (``source/session/seq#index``). So a path keeps its content
+    even after the capture left the tree: a turn put back under a path an earlier run
+    read with other content would be taken for the turn that run decided."""
     for path in view.changed_under(f"{INBOX_DIR}/", ".yaml"):
         if view.rewritten(path):
             yield Problem(
@@ -187,6 +192,30 @@ def iter_capture_problems(view: CommitView) -> Iterator[Problem]:
                 path=path,
                 hint="captures are evidence and never change; capture a new turn instead",
             )
+        elif view.parent is not None and view.differs(path):
+            yield from _reused(view, view.parent, path)
+
+
+def _reused(view: CommitView, parent: pygit2.Tree, path: str) -> Iterator[Problem]:
+    blob = str(blob_at(view.tree, path))
+    try:
+        turn = view.parsed(path, parse_capture)
+    except MemgitError:
+        return  # memgit-schemas reports it
+    ids = [unit.id for unit in units_of(turn, capture=path, blob=blob)]
+    for record_path, record_blob in sorted(deciding_records(view.repo, parent, ids)):
+        try:
+            record = parse_run_record(view.repo[record_blob].data, path=record_path)
+        except MemgitError:
+            continue
+        if any(item.path == path and item.blob != blob for item in record.inputs):
+            yield Problem(
+                code="capture-reused",
+                message=f"run record {record_path} read another turn at this path",
+                path=path,
+                hint="a removed capture's path stays taken: capture the turn under a new seq",
+            )
+            return
 
 
 def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
