@@ -518,7 +518,7 @@ def test_pre_receive_refuses_a_forged_memory_and_says_why(
     output = done.stderr
     assert f"remote: error[quote-not-found]: {bad[:12]}: {at}: sources[0].quote: " in output
     assert f"remote: error[unexplained-memory]: {bad[:12]}: {at}: origin: " in output
-    assert "remote: memgit: refusing refs/heads/main" in output
+    assert "remote: memgit: refusing the push" in output
     assert "pre-receive hook declined" in output
     assert refs(bare) == before
     assert not git(bare, "cat-file", "-t", bad, check=False).strip()  # quarantined, dropped
@@ -559,6 +559,100 @@ def test_pre_receive_allows_deleting_a_branch(server: tuple[Path, Path, dict[str
     done = push(clone, ":refs/heads/old")
     assert done.returncode == 0, done.stderr
     assert "refs/heads/old" not in refs(bare)
+
+
+def test_a_merge_cannot_bring_back_a_retired_memory(
+    history: tuple[Path, dict[str, str]],
+) -> None:
+    """A branch made before pg16 was superseded edits it; merging that branch and keeping
+    the edit makes pg16 active again. Each side was fine where it was made, so the merge
+    is where verify must see it."""
+    path, values = history
+    base = head(path)
+    git(path, "switch", "-q", "-c", "old", values["commit:retired"])
+    text = (path / values["path:pg16"]).read_text("utf-8")
+    edited = text.replace("origin: memgit", "origin: human\nauthor: Test Person")
+    (path / values["path:pg16"]).write_text(edited, "utf-8")
+    git(path, "add", values["path:pg16"])
+    commit(path, "reword the Postgres memory by hand")
+    git(path, "switch", "-q", "main")
+    git(path, "merge", "-q", "--no-ff", "--no-commit", "old", check=False)
+    git(path, "checkout", "old", "--", values["path:pg16"])  # keep the edit: undo the retirement
+    git(path, "add", values["path:pg16"])
+    merge = commit(path, "merge the old branch")
+    status, _, stderr = verify_cli(path, f"{base}..HEAD")
+    assert status == 1
+    assert f"error[retired-id-active]: {merge[:12]}: {values['path:pg16']}: id: " in stderr
+
+
+def test_pre_receive_refuses_deleting_or_moving_a_retired_ref(
+    server: tuple[Path, Path, dict[str, str]],
+) -> None:
+    bare, clone, values = server
+    before = refs(bare)
+    name = f"refs/memgit/retired/{values['id:pg16']}"
+    for refspec in (f":{name}", f"+HEAD:{name}"):
+        done = push(clone, refspec)
+        assert done.returncode != 0, refspec
+        assert "remote: error[retired-ref-rewritten]: " in done.stderr
+        assert f": {name}: a retired memory's ref is deleted or moved" in done.stderr
+        assert refs(bare) == before
+
+
+def test_pre_receive_refuses_rewinding_a_branch_to_revive_a_retired_memory(
+    server: tuple[Path, Path, dict[str, str]],
+) -> None:
+    bare, clone, values = server
+    before = refs(bare)
+    done = push(clone, f"+{values['commit:retired']}:refs/heads/main")
+    assert done.returncode != 0
+    assert (
+        f"remote: error[retired-id-active]: {values['commit:retired'][:12]}: "
+        f"{values['path:pg16']}: id: refs/heads/main is pushed back" in done.stderr
+    )
+    assert refs(bare) == before
+    git(clone, "push", "-q", "origin", f"{values['commit:retired']}:refs/heads/before-upgrade")
+
+
+def test_retirement_travels_in_commits_when_its_ref_did_not(
+    history: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain bare clone has no refs/memgit/*: the superseding commit's trailer still says
+    pg16 was retired, so a push bringing it back is refused."""
+    path, values = history
+    bare = tmp_path / "plain.git"
+    git(tmp_path, "clone", "-q", "--bare", str(path), str(bare))
+    assert git(bare, "for-each-ref", "refs/memgit/") == ""
+    install_pre_receive(bare)
+    monkeypatch.setenv("MEMGIT", str(VENV_BIN / "memgit"))
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+    at = write_case(clone, "invalid", "retired-id-restored.md", values)
+    bad = commit(clone, "bring back the Postgres 16 memory")
+    done = push(clone)
+    assert done.returncode != 0
+    assert f"remote: error[retired-id-active]: {bad[:12]}: {at}: id: " in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("not a ref update\n", "error[invalid-ref-update]: --ref-updates: line 1: "),
+        ("0" * 40 + " " + "1" * 39 + " refs/heads/main\n", "error[invalid-ref-update]: "),
+        ("\n" + "0" * 40 + " " + "0" * 40 + " main\n", "line 2: "),
+        ("x" * (17 * 1024 * 1024), "error[too-large]: --ref-updates: "),
+    ],
+    ids=["prose", "short-id", "not-a-ref", "oversized"],
+)
+def test_malformed_ref_updates_are_refused_and_change_nothing(
+    history: tuple[Path, dict[str, str]], given: str, expected: str
+) -> None:
+    path, _ = history
+    before = git(path, "for-each-ref")
+    done = memgit_cli("-C", str(path), "verify", "--ref-updates", "-", input=given.encode())
+    assert done.returncode == 3
+    assert expected in done.stderr.decode() and b"Traceback" not in done.stderr
+    assert git(path, "for-each-ref") == before
 
 
 # --- docs/ci.md runs as written ---------------------------------------------------------

@@ -18,6 +18,14 @@ from memgit.cli.output import emit_json, plural
     help="Check the commits listed in this file, one id per line ('-' for stdin), as "
     "`git rev-list` prints them (used by hooks/pre-receive).",
 )
+@click.option(
+    "--ref-updates",
+    type=click.File("r"),
+    help="Check a push: 'old-id new-id refname' lines ('-' for stdin), as git hands them "
+    "to a pre-receive hook. The commits the push adds are checked, and so are the ref "
+    "changes themselves (a retired memory's ref deleted or moved, a branch rewound to "
+    "revive a retired memory). Used by hooks/pre-receive.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def verify(
@@ -25,6 +33,7 @@ def verify(
     rev_range: str | None,
     all_history: bool,
     commits_from: click.utils.LazyFile | None,
+    ref_updates: click.utils.LazyFile | None,
     as_json: bool,
 ) -> None:
     """Run every governance check over every commit of REV_RANGE.
@@ -35,16 +44,24 @@ def verify(
     naming its commit; the exit status is 1 when there are problems, 0 when
     the range is clean. Works in bare repositories too (docs/ci.md).
     """
-    from memgit.governance.verify import commits_by_id, resolve_commits
+    from memgit.governance.verify import (
+        MAX_REF_UPDATES_BYTES,
+        commits_by_id,
+        parse_ref_updates,
+        resolve_commits,
+        verify_push,
+    )
     from memgit.governance.verify import verify as run_verify
     from memgit.store.repository import open_for_reading
 
     repo = open_for_reading(directory)
-    if commits_from is not None:
-        commits = commits_by_id(repo, commits_from)
+    if ref_updates is not None:
+        text = ref_updates.read(MAX_REF_UPDATES_BYTES + 1)
+        result = verify_push(repo, parse_ref_updates(text, source="--ref-updates"))
+    elif commits_from is not None:
+        result = run_verify(repo, commits_by_id(repo, commits_from))
     else:
-        commits = resolve_commits(repo, rev_range, all_history=all_history)
-    result = run_verify(repo, commits)
+        result = run_verify(repo, resolve_commits(repo, rev_range, all_history=all_history))
     if as_json:
         emit_json(result.to_dict())
     else:

@@ -3,8 +3,9 @@
 - A memory's ``supersedes`` targets are gone from the tree, and the commit it
   names exists and held the target (so ``refs/memgit/retired/<id>`` can point
   there).
-- No memory id is both active and retired: a memory changed in a commit was
-  not retired (``refs/memgit/retired/<id>``) earlier in that commit's history.
+- No memory id is both active and retired: a memory changed in a commit (or
+  brought in by a merge) was not retired earlier in that commit's history
+  (``refs/memgit/retired/<id>``, or a retiring commit's trailers).
 - Following ``supersedes`` never leads back to where it started.
 - A memory id lives at one path only, across all scopes.
 """
@@ -41,7 +42,24 @@ def _memory_in(view: CommitView, commit: str, memory_id: str, scope: str) -> Mem
         return None
 
 
+def _retired_active(path: str, memory_id: str) -> Problem:
+    return Problem(
+        code="retired-id-active",
+        message=f"memory {memory_id} was retired earlier in this history but is active again",
+        path=path,
+        field="id",
+        hint="give a new memory a new id; a retired id stays retired",
+    )
+
+
 def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
+    for path in sorted(view.merged_in):
+        try:
+            memory = view.parsed(path, parse_memory)
+        except MemgitError:
+            continue
+        if view.retired_before(memory.id):
+            yield _retired_active(path, memory.id)
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
             memory = view.parsed(path, parse_memory)
@@ -57,14 +75,7 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
                 hint="every memory has its own id, across all scopes",
             )
         if view.retired_before(memory.id):
-            yield Problem(
-                code="retired-id-active",
-                message=f"memory {memory.id} was retired (refs/memgit/retired/{memory.id}) "
-                "but is active again",
-                path=path,
-                field="id",
-                hint="give a new memory a new id; a retired id stays retired",
-            )
+            yield _retired_active(path, memory.id)
         for i, old in enumerate(memory.supersedes):
             field = f"supersedes[{i}]"
             if view.paths_of(old.id):

@@ -8,15 +8,19 @@ every parent, since the rest was checked in the history it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pygit2
 
-from memgit.errors import Problem, UsageError
+from memgit.constants import MEMORIES_DIR, REFS_RETIRED
+from memgit.errors import InvalidInputError, Problem, UsageError
 from memgit.governance.checks import iter_all_problems
+from memgit.governance.retirements import Retirements, history_retirements, retired_in
 from memgit.governance.view import CommitView, diff_paths, view_of_commit
+from memgit.store.tree import blob_at, iter_blobs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,19 +136,28 @@ def _walk(
     return list(walker)
 
 
-def _view(repo: pygit2.Repository, commit: pygit2.Commit) -> CommitView:
-    view = view_of_commit(repo, commit)
+def _view(repo: pygit2.Repository, commit: pygit2.Commit, retirements: Retirements) -> CommitView:
+    view = replace(view_of_commit(repo, commit), retirements=retirements)
     if len(commit.parents) < 2:
         return view
     changed = set(view.changed)
     for parent in commit.parents[1:]:
         changed &= diff_paths(repo, parent.tree, commit.tree)[0]
-    return replace(view, changed=frozenset(changed))
+    # What the merge brings that the first parent lacks was checked where it was made,
+    # but a memory retired on the first parent's side must not come back that way.
+    merged_in = {
+        path
+        for path in view.changed - changed
+        if path.startswith(f"{MEMORIES_DIR}/") and blob_at(view.parent, path) is None
+    }
+    return replace(view, changed=frozenset(changed), merged_in=frozenset(merged_in))
 
 
 def iter_findings(repo: pygit2.Repository, commits: Iterable[pygit2.Commit]) -> Iterator[Finding]:
+    commits = list(commits)
+    retirements = history_retirements(repo, [commit.id for commit in commits])
     for commit in commits:
-        for hook, problem in iter_all_problems(_view(repo, commit)):
+        for hook, problem in iter_all_problems(_view(repo, commit, retirements)):
             yield Finding(commit=str(commit.id), hook=hook, problem=problem)
 
 
@@ -153,3 +166,109 @@ def verify(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> VerifyResul
         commits=tuple(str(commit.id) for commit in commits),
         findings=tuple(iter_findings(repo, commits)),
     )
+
+
+ZERO = "0" * 40
+MAX_REF_UPDATES_BYTES = 16 * 1024 * 1024
+_UPDATE = re.compile(r"(?P<old>[0-9a-f]{40}) (?P<new>[0-9a-f]{40}) (?P<name>refs/\S+)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefUpdate:
+    """One line of what git hands a pre-receive hook: ``old new refname``."""
+
+    old: str
+    new: str
+    name: str
+
+
+def parse_ref_updates(text: str, *, source: str = "ref updates") -> list[RefUpdate]:
+    """``old new refname`` lines; anything else is refused, naming the line."""
+    if len(text) > MAX_REF_UPDATES_BYTES:
+        raise InvalidInputError(
+            f"more than {MAX_REF_UPDATES_BYTES} bytes of ref updates",
+            code="too-large",
+            path=source,
+        )
+    updates = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = _UPDATE.fullmatch(line.strip())
+        if match is None:
+            raise InvalidInputError(
+                "not an 'old-id new-id refname' line",
+                code="invalid-ref-update",
+                path=source,
+                field=f"line {number}",
+                hint="pass what git gives a pre-receive hook on stdin",
+            )
+        updates.append(RefUpdate(old=match["old"], new=match["new"], name=match["name"]))
+    return updates
+
+
+def pushed_commits(repo: pygit2.Repository, updates: Iterable[RefUpdate]) -> list[pygit2.Commit]:
+    """The commits the updates add: reachable from a new tip, not from any ref yet."""
+    tips = [pygit2.Oid(hex=u.new) for u in updates if u.new != ZERO]
+    tips = [tip for tip in tips if isinstance(repo.get(tip), pygit2.Commit)]
+    if not tips:
+        return []
+    known = [ref.target for ref in repo.references.objects if isinstance(ref.target, pygit2.Oid)]
+    return _walk(repo, tips, [oid for oid in known if isinstance(repo.get(oid), pygit2.Commit)])
+
+
+def iter_ref_update_findings(
+    repo: pygit2.Repository, updates: Iterable[RefUpdate]
+) -> Iterator[Finding]:
+    """What a push does to refs that no commit check can see: a retirement ref deleted or
+    moved, or a branch rewound to before it retired a memory that is active again."""
+    for update in updates:
+        if update.name.startswith(REFS_RETIRED):
+            if update.old != ZERO and update.new != update.old:
+                yield Finding(
+                    commit=update.old,
+                    hook="memgit-supersession",
+                    problem=Problem(
+                        code="retired-ref-rewritten",
+                        message="a retired memory's ref is deleted or moved",
+                        path=update.name,
+                        hint="refs/memgit/retired/* only grow: a retired id stays retired",
+                    ),
+                )
+        elif update.old != ZERO and update.new != ZERO:
+            yield from _revived(repo, update)
+
+
+def _revived(repo: pygit2.Repository, update: RefUpdate) -> Iterator[Finding]:
+    """Memories active at the new tip that the old tip's history retired, when the new
+    tip does not descend from the old one (a force push)."""
+    old, new = pygit2.Oid(hex=update.old), pygit2.Oid(hex=update.new)
+    tip = repo.get(new)
+    if not isinstance(tip, pygit2.Commit) or new == old or repo.descendant_of(new, old):
+        return
+    retirements = history_retirements(repo, [old])
+    paths: dict[str, str] = {}
+    for path, _ in iter_blobs(repo, tip.tree, MEMORIES_DIR):
+        paths.setdefault(path.rsplit("/", 1)[-1].removesuffix(".md"), path)
+    for memory_id in sorted(retirements.keys() & paths.keys()):
+        if retired_in(repo, retirements, memory_id, new) is None:
+            yield Finding(
+                commit=str(new),
+                hook="memgit-supersession",
+                problem=Problem(
+                    code="retired-id-active",
+                    message=f"{update.name} is pushed back to before memory {memory_id} "
+                    "was retired, and it is active again",
+                    path=paths[memory_id],
+                    field="id",
+                    hint="push new commits on top instead of rewinding the branch",
+                ),
+            )
+
+
+def verify_push(repo: pygit2.Repository, updates: list[RefUpdate]) -> VerifyResult:
+    """Everything a pre-receive hook must refuse: the new commits' problems and the
+    ref updates'."""
+    commits = pushed_commits(repo, updates)
+    findings = (*iter_findings(repo, commits), *iter_ref_update_findings(repo, updates))
+    return VerifyResult(commits=tuple(str(c.id) for c in commits), findings=findings)

@@ -10,6 +10,7 @@ import pygit2
 
 from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
+from memgit.governance.retirements import Retirements, retired_in
 from memgit.index.lookup import indexed_memory_paths
 from memgit.parsecache import repository_settings
 from memgit.settings import Settings
@@ -31,6 +32,11 @@ class CommitView:
     # The commit this tree builds on (None for a root commit).
     base: pygit2.Oid | None = None
     label: str | None = None
+    # Retirements read from history (memgit verify), besides refs/memgit/retired/.
+    retirements: Retirements = field(default_factory=dict, compare=False, repr=False)
+    # Memory files a merge brings from its other parents that the first parent lacks:
+    # checked again for retired ids, though each was checked where it was made.
+    merged_in: frozenset[str] = frozenset()
     _cache: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def read(self, path: str) -> bytes | None:
@@ -120,13 +126,19 @@ class CommitView:
         return value
 
     def retired_before(self, memory_id: str) -> bool:
-        """Whether ``refs/memgit/retired/<id>`` names this tree's base or an ancestor of it."""
+        """Whether ``memory_id`` was retired in this tree's base or an ancestor of it: by
+        ``refs/memgit/retired/<id>``, or by a retiring commit's trailers (for verify)."""
+        if self.base is None:
+            return False
+        if retired_in(self.repo, self.retirements, memory_id, self.base) is not None:
+            return True
         ref = self.repo.references.get(f"{REFS_RETIRED}{memory_id}")
-        if ref is None or self.base is None:
+        if ref is None:
             return False
         retired_at = ref.target
-        assert isinstance(retired_at, pygit2.Oid)
-        return retired_at == self.base or self.repo.descendant_of(self.base, retired_at)
+        return isinstance(retired_at, pygit2.Oid) and (
+            retired_at == self.base or self.repo.descendant_of(self.base, retired_at)
+        )
 
     def paths_of(self, memory_id: str) -> list[str]:
         """Every path of this tree holding memory ``memory_id`` (ids are file names).
