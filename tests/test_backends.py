@@ -68,7 +68,11 @@ def good_answer() -> dict[str, Any]:
     return json.loads(
         answer(
             None,
-            create("CI runs on Fridays", "The CI runs on Fridays only.", [(unit(0, 0), "CI runs on Fridays")]),
+            create(
+                "CI runs on Fridays",
+                "The CI runs on Fridays only.",
+                [(unit(0, 0), "CI runs on Fridays")],
+            ),
             units=SUPPORTING,
         )
     )
