@@ -40,6 +40,7 @@ from memgit.index.refresh import (
     tree_of,
 )
 from memgit.index.retired import sync_retired
+from memgit.index.rows import delete_retired
 
 T = TypeVar("T")
 _AS_OF_REBUILD_SHARE = 0.5
@@ -408,15 +409,15 @@ def _retired_as_of(
 ) -> None:
     """Keep the retired memories that were retired by ``commit``: their ref's target
     is an ancestor of it and the memory is not active in its tree."""
-    rows = conn.execute("SELECT ref, target, id FROM retired").fetchall()
+    retired = conn.execute("SELECT ref, target, id FROM retired").fetchall()
     active = {row[0] for row in conn.execute("SELECT id FROM memory")}
-    for ref, target, memory_id in rows:
+    for ref, target, memory_id in retired:
         try:
             earlier = target != str(commit.id) and repo.descendant_of(commit.id, target)
         except (pygit2.GitError, ValueError, KeyError):
             earlier = False
         if not earlier or memory_id in active:
-            rows.delete_retired(conn, ref)
+            delete_retired(conn, ref)
 
 
 def _size(path: Path) -> int:
