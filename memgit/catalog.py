@@ -15,6 +15,7 @@ import pygit2
 from memgit.constants import MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.memory import Memory, parse_memory
+from memgit.store.tree import read_blob
 
 _BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
 
@@ -40,7 +41,7 @@ class Catalog:
         if found is None:
             return None
         path, blob = found
-        return parse_memory(self.repo[blob].data, path=path)
+        return parse_memory(read_blob(self.repo, blob), path=path)
 
     def text(self, memory_id: str) -> str | None:
         """The memory's title and body (the Gate's ``target_text``); None when it is not
@@ -90,15 +91,15 @@ def find_memory_file(
         while stack:
             folder, prefix = stack.pop()
             try:
-                entry = folder[leaf]
+                found: pygit2.Object | None = folder[leaf]
             except KeyError:
-                entry = None
-            if entry is not None and entry.filemode in _BLOB_MODES:
-                return f"{prefix}/{leaf}", entry.id
+                found = None
+            if found is not None and found.filemode in _BLOB_MODES:
+                return f"{prefix}/{leaf}", found.id
             for child in folder:
                 if child.filemode != pygit2.enums.FileMode.TREE:
                     continue
-                if skip_shards and len(child.name) == 2:
+                if skip_shards and len(child.name or "") == 2:
                     continue
                 sub = repo[child.id]
                 assert isinstance(sub, pygit2.Tree)

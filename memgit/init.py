@@ -16,7 +16,7 @@ from memgit.governance.checks import GOVERNANCE
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 from memgit.store.engine import Change, commit_change
 from memgit.store.repository import compact_index, init_or_adopt
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
 
 # The checks run from the memgit installed on the machine (language: system), so
@@ -93,7 +93,7 @@ def init_repository(path: Path) -> InitResult:
             else:
                 files[name] = template.encode("utf-8")
         if CONFIG_FILE in existing and tree is not None:
-            parse_settings(repo[tree[CONFIG_FILE].id].data, path=CONFIG_FILE)
+            parse_settings(read_blob(repo, tree[CONFIG_FILE].id), path=CONFIG_FILE)
         if not files:
             return None
         summary = "init: memory repository" if not existing else "init: complete memory repository"

@@ -29,6 +29,7 @@ from memgit import __version__
 from memgit.capture.turn import Turn, parse_capture, turn_from_trusted
 from memgit.constants import CACHE_DIR
 from memgit.settings import Settings, parse_settings, settings_from_json, settings_to_json
+from memgit.store.tree import read_blob
 
 T = TypeVar("T")
 
@@ -125,7 +126,7 @@ def capture_turn(repo: pygit2.Repository, blob: str, *, path: str) -> Turn:
         repo,
         "capture",
         blob,
-        lambda: parse_capture(repo[blob].data, path=path),
+        lambda: parse_capture(read_blob(repo, blob), path=path),
         encode=Turn.to_dict,
         decode=turn_from_trusted,
     )

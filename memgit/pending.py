@@ -22,6 +22,7 @@ from memgit.evidence import EvidenceUnit, units_of
 from memgit.index.coverage import CaptureSummary, SettledFolder, state_tables
 from memgit.parsecache import cached, capture_turn
 from memgit.runrecord import parse_run_record
+from memgit.store.tree import read_blob
 
 DEFAULT_MAX_DEFERRALS = 3
 
@@ -111,7 +112,7 @@ def _coverage_rows(repo: pygit2.Repository, path: str, blob: str) -> tuple[tuple
     """(unit id, decision) of each coverage row of run record blob ``blob``."""
 
     def parse() -> tuple[tuple[str, str], ...]:
-        record = parse_run_record(repo[blob].data, path=path)
+        record = parse_run_record(read_blob(repo, blob), path=path)
         coverage = record.gate_output.get("coverage", ())
         return tuple((row["unit_id"], row["decision"]) for row in coverage)
 

@@ -19,7 +19,7 @@ from memgit.index.documents import MemoryDoc, read_memory
 from memgit.index.lexical import LexicalIndex, Snapshot
 from memgit.index.search import MemoryRow
 from memgit.index.similar import similar_memories
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, read_blob
 
 
 def related_memories(
@@ -46,7 +46,7 @@ def related_memories(
         if blob is None:
             continue  # the index is stamped with another tree than the run's
         try:
-            found.append(read_memory(index.repo[blob].data, path=hit.path, blob=str(blob)))
+            found.append(read_memory(read_blob(index.repo, blob), path=hit.path, blob=str(blob)))
         except MemgitError:
             continue  # a broken file is memgit-schemas' business, not context
     return tuple(found)

@@ -177,7 +177,7 @@ class _Loader(yaml.SafeLoader):
         self._depth = 0
 
     def get_event(self) -> Event:
-        event = super().get_event()
+        event: Event = super().get_event()  # type: ignore[no-untyped-call]  # unannotated stub
         if isinstance(event, NodeEvent) and event.anchor is not None:
             sigil, kind = ("*", "alias") if isinstance(event, AliasEvent) else ("&", "anchor")
             raise self._refuse(
@@ -205,6 +205,8 @@ class _Loader(yaml.SafeLoader):
     def _check_tag(self, event: ScalarEvent | CollectionStartEvent) -> None:
         allowed = _ALLOWED_TAGS[type(event)]
         tag = event.tag
+        if tag is None:
+            return
         name = "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
         hint = (
             "only !!str, !!int, !!bool, !!null, !!seq and !!map are allowed, on values "
@@ -214,16 +216,21 @@ class _Loader(yaml.SafeLoader):
             message = f"tag {name} is not allowed on a {_KINDS[type(event)]}"
             raise self._refuse("yaml-tag", message, event, hint)
         pattern = allowed[tag]
-        if pattern is not None and not pattern.fullmatch(event.value):
+        if (
+            pattern is not None
+            and isinstance(event, ScalarEvent)
+            and not pattern.fullmatch(event.value)
+        ):
             message = f"value {event.value!r} does not fit tag {name}"
             raise self._refuse("yaml-tag", message, event, hint)
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode and implicit[0]:
             return next((tag for tag, p in _IMPLICIT.items() if p.fullmatch(value)), _STR)
-        return super().resolve(kind, value, implicit)
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        return tag
 
-    def construct_scalar(self, node: yaml.ScalarNode) -> str:
+    def construct_scalar(self, node: yaml.ScalarNode) -> str:  # type: ignore[override]
         """Join escaped surrogate pairs (``"\\ud83d\\ude00"``, as in JSON); refuse lone ones."""
         value = super().construct_scalar(node)
         if not _SURROGATE.search(value):
@@ -238,7 +245,9 @@ class _Loader(yaml.SafeLoader):
             )
         return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[str, Any]:
+    def construct_mapping(  # type: ignore[override]  # keys are refused unless text
+        self, node: yaml.MappingNode, deep: bool = False
+    ) -> dict[str, Any]:
         """Refuse non-string keys, and duplicate keys where PyYAML would keep the last."""
         mapping: dict[str, Any] = {}
         lines: dict[str, int] = {}
@@ -309,15 +318,15 @@ class _Dumper(yaml.SafeDumper):
         style = '"' if _OTHER_BREAKS.search(data) else "|" if "\n" in data else None
         return self.represent_scalar(_STR, data, style=style)
 
-    def represent_dict(self, data: dict[Any, Any]) -> yaml.MappingNode:
+    def represent_dict(self, data: dict[Any, Any]) -> yaml.MappingNode:  # type: ignore[override]
         if not all(isinstance(key, str) for key in data):
             raise TypeError("YAML mapping keys must be strings")
         return self.represent_mapping(_MAP, data)
 
-    def represent_undefined(self, data: Any) -> yaml.Node:
+    def represent_undefined(self, data: Any) -> yaml.Node:  # type: ignore[override]
         raise TypeError(f"cannot render {type(data).__name__} as YAML")
 
-    yaml_representers: ClassVar[dict[type | None, Any]] = {
+    yaml_representers: ClassVar[dict[type | None, Any]] = {  # type: ignore[assignment]
         type(None): SafeRepresenter.represent_none,
         bool: SafeRepresenter.represent_bool,
         int: SafeRepresenter.represent_int,
@@ -335,7 +344,8 @@ def _utf8_size(text: str | bytes) -> int:
     return len(text) if len(text) > MAX_YAML_BYTES else len(text.encode("utf-8", "surrogatepass"))
 
 
-def _mark_location(mark: yaml.Mark | None) -> str | None:
+def _mark_location(mark: Any) -> str | None:
+    """Where a PyYAML mark (of the Python or the C parser) points, or None."""
     return None if mark is None else f"line {mark.line + 1}, column {mark.column + 1}"
 
 

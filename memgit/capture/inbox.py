@@ -18,7 +18,7 @@ from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.governance.checks import GOVERNANCE
 from memgit.store.engine import Change, commit_change
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
 
 
@@ -68,7 +68,7 @@ def capture_turns(
         for turn, data, origin in prepared:
             existing = blob_at(tip.tree if tip is not None else None, turn.path)
             if existing is not None:
-                if repo[existing].data != data:
+                if read_blob(repo, existing) != data:
                     raise _conflict(turn, origin)
                 outcome[turn.path] = True
                 continue

@@ -73,15 +73,15 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_dict())
         return
-    new = [turn for turn in result.turns if not turn.duplicate]
+    new = [captured for captured in result.turns if not captured.duplicate]
     duplicates = len(result.turns) - len(new)
     if result.commit:
         click.echo(f"Captured {plural(len(new), 'turn')} in {result.commit[:12]}")
     if duplicates:
         click.echo(f"Already captured: {plural(duplicates, 'turn')} (nothing changed)")
     totals: dict[str, int] = {}
-    for turn in new:
-        for kind, count in turn.redactions.items():
+    for captured in new:
+        for kind, count in captured.redactions.items():
             totals[kind] = totals.get(kind, 0) + count
     if totals:
         click.echo(describe_redactions(totals))

@@ -24,8 +24,8 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
     except click.exceptions.Exit as err:
         return err.exit_code
     except click.UsageError as err:
-        command = err.ctx.command_path if err.ctx is not None else "memgit"
-        usage = UsageError(err.format_message(), hint=f"see `{command} --help`")
+        shown = err.ctx.command_path if err.ctx is not None else "memgit"
+        usage = UsageError(err.format_message(), hint=f"see `{shown} --help`")
         click.echo(usage.render(), err=True)
         if want_json:
             click.echo(json.dumps({"error": usage.to_dict()}, ensure_ascii=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -32,8 +33,8 @@ def verify(
     directory: Path,
     rev_range: str | None,
     all_history: bool,
-    commits_from: click.utils.LazyFile | None,
-    ref_updates: click.utils.LazyFile | None,
+    commits_from: TextIO | None,
+    ref_updates: TextIO | None,
     as_json: bool,
 ) -> None:
     """Run every governance check over every commit of REV_RANGE.

@@ -36,7 +36,7 @@ class GovernanceGuard:
 
     def screen(self, files: Mapping[str, bytes | None]) -> None:
         """Secrets are refused before a blob or tree holding them exists."""
-        problems = []
+        problems: list[Problem] = []
         for path, data in files.items():
             problems.extend(iter_text_secrets(path, path.encode("utf-8")))
             if data is not None:

@@ -37,7 +37,7 @@ from memgit.parsecache import capture_turn
 from memgit.pending import DEFAULT_MAX_DEFERRALS, deciding_records, processing_state
 from memgit.runrecord import RunRecord, parse_run_record
 from memgit.settings import Settings, gate_setting
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, read_blob
 
 HOOK_ID = "memgit-evidence"
 
@@ -205,7 +205,7 @@ def _reused(view: CommitView, parent: pygit2.Tree, path: str) -> Iterator[Proble
     ids = [unit.id for unit in units_of(turn, capture=path, blob=blob)]
     for record_path, record_blob in sorted(deciding_records(view.repo, parent, ids)):
         try:
-            record = parse_run_record(view.repo[record_blob].data, path=record_path)
+            record = parse_run_record(read_blob(view.repo, record_blob), path=record_path)
         except MemgitError:
             continue
         if any(item.path == path and item.blob != blob for item in record.inputs):

@@ -99,12 +99,9 @@ def _check_config(path: str, view: CommitView) -> Iterator[Problem]:
     if users is None:  # no usable index: read every memory of the tree
         files = iter_blobs(view.repo, view.tree, MEMORIES_DIR)
         users = memories_using(view.repo, files, types=types, scopes=scopes)
-    for field, removed, value_of in (
-        ("memory_types", types, lambda row: row[1]),
-        ("scopes", scopes, lambda row: row[2].split("/")[0]),
-    ):
+    for field, removed, column in (("memory_types", types, 1), ("scopes", scopes, 2)):
         for value in sorted(removed):
-            using = [row[0] for row in users if value_of(row) == value]
+            using = [row[0] for row in users if row[column].split("/")[0] == value]
             if using:
                 yield Problem(
                     code="unknown-type" if field == "memory_types" else "unknown-scope",

@@ -21,7 +21,7 @@ from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
 from memgit.layout import memory_path
 from memgit.memory import Memory, parse_memory
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, read_blob
 
 HOOK_ID = "memgit-supersession"
 MAX_CHAIN = 1000
@@ -36,7 +36,7 @@ def _memory_in(view: CommitView, commit: str, memory_id: str, scope: str) -> Mem
     blob = blob_at(tree, guess)
     try:
         if blob is not None:
-            return parse_memory(view.repo[blob].data, path=guess)
+            return parse_memory(read_blob(view.repo, blob), path=guess)
         return Catalog(view.repo, tree).load(memory_id)
     except MemgitError:
         return None

@@ -14,7 +14,7 @@ from memgit.governance.retirements import Retirements, retired_in
 from memgit.index.lookup import indexed_memory_paths
 from memgit.parsecache import repository_settings
 from memgit.settings import Settings
-from memgit.store.tree import blob_at, diff_trees, iter_blobs
+from memgit.store.tree import blob_at, diff_trees, iter_blobs, read_blob
 
 T = TypeVar("T")
 
@@ -41,7 +41,7 @@ class CommitView:
 
     def read(self, path: str) -> bytes | None:
         blob = blob_at(self.tree, path)
-        return self.repo[blob].data if blob is not None else None
+        return read_blob(self.repo, blob) if blob is not None else None
 
     def parsed(self, path: str, parse: Callable[..., T]) -> T:
         """``parse(data, path=path)`` of this tree's file, once per view: several
@@ -67,7 +67,7 @@ class CommitView:
 
     def read_parent(self, path: str) -> bytes | None:
         blob = blob_at(self.parent, path)
-        return self.repo[blob].data if blob is not None else None
+        return read_blob(self.repo, blob) if blob is not None else None
 
     def rewritten(self, path: str) -> bool:
         """The parent had this file with other content (``changed`` may also hold files

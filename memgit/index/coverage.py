@@ -158,7 +158,7 @@ class StateTables:
                         subfolder = self.repo[item.id]
                         assert isinstance(subfolder, pygit2.Tree)
                         below.append((f"{path}/{item.name}", subfolder))
-                    elif item.type_str == "blob" and item.name.endswith(".yaml"):
+                    elif item.type_str == "blob" and (item.name or "").endswith(".yaml"):
                         files.append((f"{path}/{item.name}", str(item.id)))
                 summaries = self.summaries(files, summarize)
                 if len(files) == len(folder):  # files only: keep them as one row
@@ -252,7 +252,7 @@ def _files_in(repo: pygit2.Repository, tree: pygit2.Tree, folder: str) -> dict[s
         return {}
     if not isinstance(found, pygit2.Tree):
         return {}
-    return {item.name: str(item.id) for item in found if item.type_str == "blob"}
+    return {str(item.name): str(item.id) for item in found if item.type_str == "blob"}
 
 
 Settled = tuple[float, dict[str, list[Any]]]

@@ -216,7 +216,7 @@ def _usable(path: Path) -> bool:
             if schema_problem(conn) is not None:
                 return False
             conn.execute("PRAGMA quick_check(1)").fetchall()
-            return conn.execute("SELECT count(*) FROM meta").fetchone()[0] > 0
+            return int(conn.execute("SELECT count(*) FROM meta").fetchone()[0]) > 0
         finally:
             conn.close()
     except sqlite3.Error:

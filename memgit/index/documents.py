@@ -290,7 +290,7 @@ class _Reader:
         if depth >= MAX_JSON_DEPTH or event.tag is not None:
             raise _Fallback
         if kind is SequenceStartEvent:
-            items = []
+            items: list[Any] = []
             while True:
                 item = self.next()
                 if type(item) is SequenceEndEvent:

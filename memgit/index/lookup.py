@@ -19,7 +19,7 @@ import pygit2
 from memgit.constants import CACHE_DIR, INDEX_FILE, MEMORIES_DIR
 from memgit.errors import MemgitError
 from memgit.index.documents import read_memory
-from memgit.store.tree import Entry, diff_trees
+from memgit.store.tree import Entry, diff_trees, read_blob
 
 
 def indexed_memory_paths(repo: pygit2.Repository, tree_id: str, memory_id: str) -> list[str] | None:
@@ -52,7 +52,8 @@ def indexed_memories_using(
     ``types`` or whose scope starts with one of ``scopes``; None when the index cannot
     say. A stale index is corrected as for ids; changed files are read (a broken one
     is left to memgit-schemas)."""
-    conditions, params = [], []
+    conditions: list[str] = []
+    params: list[object] = []
     if types:
         conditions.append(f"type IN ({','.join('?' * len(types))})")
         params += list(types)
@@ -92,7 +93,7 @@ def memories_using(
         if not path.endswith(".md"):
             continue
         try:
-            doc = read_memory(repo[blob].data, path=path, blob=blob)
+            doc = read_memory(read_blob(repo, blob), path=path, blob=blob)
         except MemgitError:
             continue
         if doc.type in types or doc.scope.split("/")[0] in scopes:

@@ -33,7 +33,7 @@ from memgit.index.documents import (
     read_memory,
 )
 from memgit.index.retired import read_retired_refs, sync_retired
-from memgit.store.tree import diff_trees
+from memgit.store.tree import diff_trees, read_blob
 
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: called now and then during long work."""
@@ -120,7 +120,7 @@ class TreeView:
         oid = self._oid(path)
         if oid is None:
             return None
-        return str(oid), self.repo[oid].data
+        return str(oid), read_blob(self.repo, oid)
 
     def exists(self, path: str) -> bool:
         return self._oid(path) is not None

@@ -17,6 +17,7 @@ from memgit.constants import REFS_RETIRED
 from memgit.errors import InvalidInputError
 from memgit.index import rows
 from memgit.index.documents import read_memory
+from memgit.store.tree import read_blob
 
 
 def read_retired_refs(repo: pygit2.Repository) -> tuple[tuple[str, str], ...]:
@@ -61,7 +62,7 @@ def sync_retired(
             continue
         path, blob = found
         try:
-            doc = read_memory(repo[blob].data, path=path, blob=str(blob))
+            doc = read_memory(read_blob(repo, blob), path=path, blob=str(blob))
         except InvalidInputError as err:
             rows.set_problem(conn, name, str(blob), err.code, f"{path}: {err.message}")
             continue

@@ -102,23 +102,23 @@ class BatchWriter:
             self.memories.clear()
         if self.turns:
             rows, texts = [], []
-            for doc, previous, following in self.turns:
-                contents = [message.content for message in doc.messages]
-                for index, message in enumerate(doc.messages):
+            for turn, previous, following in self.turns:
+                contents = [message.content for message in turn.messages]
+                for index, message in enumerate(turn.messages):
                     before = contents[index - 1] if index > 0 else previous
                     after = contents[index + 1] if index + 1 < len(contents) else following
                     rowid, self.next_message = self.next_message, self.next_message + 1
                     rows.append(
                         (
                             rowid,
-                            doc.path,
+                            turn.path,
                             index,
-                            doc.blob,
-                            doc.source,
-                            doc.session,
-                            doc.seq,
-                            doc.thread,
-                            doc.timestamp,
+                            turn.blob,
+                            turn.source,
+                            turn.session,
+                            turn.seq,
+                            turn.thread,
+                            turn.timestamp,
                             message.role,
                             message.name,
                         )

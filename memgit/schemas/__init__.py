@@ -103,7 +103,8 @@ def _names(values: Any) -> str:
 
 def describe_error(error: ValidationError) -> str:
     """A short message for one schema error that names the rule, never the value."""
-    rule, expected, value = error.validator, error.validator_value, error.instance
+    rule, expected = error.validator, error.validator_value
+    value: Any = error.instance  # the instance that failed: JSON, whatever its shape
     if rule == "type":
         wanted = expected if isinstance(expected, list) else [expected]
         return f"expected {' or '.join(str(w) for w in wanted)}, got {_kind(value)}"

@@ -137,7 +137,7 @@ class LibgitIndex:
             self.index.add(path)  # the stat data of the file just written
             if self.index[path].id != blob or self.index[path].mode != mode:
                 # Clean/smudge filters changed the hash: record the committed blob.
-                self.index.add(pygit2.IndexEntry(path, blob, mode))
+                self.index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode(mode)))
         self._entries = {}
         _retry_locked(self.index.write, Path(self.repo.path) / "index.lock")
 

@@ -20,7 +20,7 @@ import pygit2
 
 from memgit.errors import MemgitError
 from memgit.store.gitindex import open_index
-from memgit.store.tree import blob_at
+from memgit.store.tree import blob_at, read_blob
 from memgit.store.worktree import apply_to_worktree, working_blob
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
             # saving the index: each side is either still old or already new. Any
             # other content is a person's edit and is left alone.
             if {staged, working} <= {before, after} and (staged, working) != (after, after):
-                pending[path] = repo[after].data if after is not None else None
+                pending[path] = read_blob(repo, after) if after is not None else None
         if pending:
             try:
                 apply_to_worktree(repo, index, commit.tree, pending)

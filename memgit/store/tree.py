@@ -93,7 +93,8 @@ def _build(
                     path=prefix + name,
                     hint="memgit only writes into real folders; move that entry away",
                 )
-            sub_base = repo[existing.id]
+            found = repo[existing.id]
+            sub_base = found if isinstance(found, pygit2.Tree) else None
         sub_id, count = _build(repo, sub_base, sub_changes, prefix=f"{prefix}{name}/")
         if count:
             builder.insert(name, sub_id, pygit2.enums.FileMode.TREE)
@@ -117,6 +118,14 @@ def _folder_not_file(path: str) -> ConflictError:
 
 def _is_tree(entry: pygit2.Object | None) -> bool:
     return entry is not None and entry.filemode == pygit2.enums.FileMode.TREE
+
+
+def read_blob(repo: pygit2.Repository, oid: str | pygit2.Oid) -> bytes:
+    """The content of blob ``oid``; KeyError, as for a missing object, when it is not one."""
+    found = repo[oid]
+    if not isinstance(found, pygit2.Blob):
+        raise KeyError(f"{oid} is not a blob")
+    return found.data
 
 
 def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
@@ -197,11 +206,11 @@ def iter_blobs(
             return
     else:
         start = tree
-    stack: list[tuple[str, pygit2.Tree]] = [(prefix, start)]
+    stack: list[tuple[str, pygit2.Tree]] = [(prefix, start)]  # start: checked above
     while stack:
         base, subtree = stack.pop()
         for item in subtree:
-            path = f"{base}/{item.name}" if base else item.name
+            path = f"{base}/{item.name}" if base else str(item.name)
             if item.type_str == "tree":
                 found = repo[item.id]
                 assert isinstance(found, pygit2.Tree)

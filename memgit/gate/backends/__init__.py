@@ -15,10 +15,15 @@ from memgit.gate.prompt import GateRequest
 
 
 class Backend(Protocol):
-    name: str
-    model: str | None
-    # False when a refused answer cannot be corrected by asking again (host).
-    can_correct: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def can_correct(self) -> bool:
+        """False when a refused answer cannot be corrected by asking again (host)."""
 
     def answer(self, request: GateRequest) -> str: ...
 

@@ -161,10 +161,10 @@ class OpenAIBackend:
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
             try:
-                return min(MAX_BACKOFF, max(0.0, float(retry_after)))
+                return float(min(MAX_BACKOFF, max(0.0, float(retry_after))))
             except ValueError:
                 pass
-        return min(MAX_BACKOFF, self.backoff * 2 ** (attempt - 1) * (0.5 + random.random()))
+        return min(MAX_BACKOFF, self.backoff * 2.0 ** (attempt - 1) * (0.5 + random.random()))
 
 
 def _content(data: bytes) -> str:
