@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import UTC, datetime
 
 from memgit.constants import (
     INBOX_DIR,
@@ -124,6 +125,15 @@ def memory_path(scope: str, memory_id: str) -> str:
 def run_path(run_id: str) -> str:
     """``runs/<yyyy>/<mm>/<run-id>.json``; the run id starts with its UTC timestamp."""
     return f"{RUNS_DIR}/{run_id[:4]}/{run_id[4:6]}/{run_id}.json"
+
+
+def run_moment(record_path: str) -> float | None:
+    """When the run whose record is at ``record_path`` was made (seconds since the epoch,
+    from the run id that names the file), or None for a path that names no run."""
+    name = record_path.rsplit("/", 1)[-1].removesuffix(".json")
+    if not _RUN_ID.fullmatch(name):
+        return None
+    return datetime.strptime(name[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
 
 
 def parse_capture_path(path: str) -> tuple[str, str, int] | None:

@@ -9,8 +9,9 @@ what it has processed.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,7 @@ import pygit2
 from memgit.capture.turn import moment
 from memgit.evidence import EvidenceUnit, units_of
 from memgit.index.coverage import CaptureSummary, SettledFolder, state_tables
+from memgit.layout import run_moment
 from memgit.parsecache import cached, capture_turn
 from memgit.runrecord import parse_run_record
 from memgit.store.tree import read_blob
@@ -46,6 +48,8 @@ class Tally:
     processed: frozenset[str]
     deferred: Counter[str]
     settled: tuple[SettledFolder, ...] = ()
+    # processed unit -> when the first run that decided it was made (epoch seconds)
+    decided_at: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -59,8 +63,9 @@ class ProcessingState:
     pending: tuple[PendingCapture, ...]
     processed: frozenset[str]
     stuck: tuple[str, ...] = field(default_factory=tuple)
-    # capture path -> its timestamp, for captures with nothing left to decide
-    fully_processed: dict[str, str] = field(default_factory=dict)
+    # capture path -> when it was processed (epoch seconds: the run that decided its last
+    # unit; its own time when it had nothing to decide), for captures with nothing left
+    fully_processed: dict[str, float] = field(default_factory=dict)
     settled: tuple[SettledFolder, ...] = ()
     tally: Tally | None = field(default=None, repr=False)
 
@@ -79,20 +84,22 @@ class ProcessingState:
         closed.update(dict.fromkeys(wanted & self.processed_units(), "unit-already-covered"))
         return closed
 
-    def done_captures(self) -> dict[str, str]:
-        """Capture path -> timestamp of every capture with nothing left to decide."""
+    def done_captures(self) -> dict[str, float]:
+        """Capture path -> when it was processed, for every capture with nothing left to
+        decide."""
         done = dict(self.fully_processed)
         for folder in self.settled:
-            done.update((c.path, c.timestamp) for c in folder.captures())
+            done.update(folder.processed_at())
         return done
 
     def done_before(self, cutoff: datetime) -> list[str]:
-        """The captures with nothing left to decide taken before ``cutoff``, sorted;
-        a settled folder's captures are read only if its oldest one is that old."""
-        found = [path for path, stamp in self.fully_processed.items() if moment(stamp) < cutoff]
+        """The captures processed before ``cutoff`` with nothing left to decide, sorted;
+        a settled folder is read only if its first capture was processed that early."""
+        limit = cutoff.timestamp()
+        found = [path for path, when in self.fully_processed.items() if when < limit]
         for folder in self.settled:
-            if folder.oldest < cutoff.timestamp():
-                found += [c.path for c in folder.captures() if moment(c.timestamp) < cutoff]
+            if folder.oldest < limit:
+                found += [path for path, when in folder.processed_at().items() if when < limit]
         return sorted(found)
 
     def __eq__(self, other: object) -> bool:
@@ -196,24 +203,31 @@ def advance_state(
     repo: pygit2.Repository,
     before: pygit2.Tree,
     after: pygit2.Tree,
+    record: str,
     coverage: Sequence[tuple[str, str]],
     *,
     max_deferrals: int,
 ) -> None:
     """Derive the state of ``after`` from the one of ``before`` (if known in this process),
-    for a commit that added one run record with these coverage rows and changed nothing
-    in the inbox: a run's own commit, whose state the next steps need at once."""
+    for a commit that added one run record (at ``record``, with these coverage rows) and
+    changed nothing in the inbox: a run's own commit, whose state the next steps need."""
     known = _states.get((repo.path, str(before.id), max_deferrals))
     if known is None or known.tally is None:
         return
     processed = set(known.tally.processed)
     deferred = Counter(known.tally.deferred)
+    decided_at = dict(known.tally.decided_at)
+    when = run_moment(record)
     for unit_id, decision in coverage:
         if decision == "DEFERRED":
             deferred[unit_id] += 1
-        else:
+        elif unit_id not in processed:
             processed.add(unit_id)
-    tally = Tally(known.tally.captures, frozenset(processed), deferred, known.tally.settled)
+            if when is not None:
+                decided_at[unit_id] = when
+    tally = Tally(
+        known.tally.captures, frozenset(processed), deferred, known.tally.settled, decided_at
+    )
     _remember((repo.path, str(after.id), max_deferrals), _state_from(repo, tally, max_deferrals))
 
 
@@ -241,12 +255,22 @@ def _compute_state(
         )
         witnesses: dict[str, tuple[str, str]] = {}
         deferred: Counter[str] = Counter()
+        decided_at: dict[str, float] = {}
         for unit_id, decision, record, blob in coverage:
             if decision == "DEFERRED":
                 deferred[unit_id] += 1
-            else:
-                witnesses[unit_id] = (record, blob)
-        tally = Tally(tuple(inbox.captures), frozenset(witnesses), deferred, tuple(inbox.settled))
+                continue
+            witnesses[unit_id] = (record, blob)
+            when = run_moment(record)
+            if when is not None and when < decided_at.get(unit_id, math.inf):
+                decided_at[unit_id] = when
+        tally = Tally(
+            tuple(inbox.captures),
+            frozenset(witnesses),
+            deferred,
+            tuple(inbox.settled),
+            decided_at,
+        )
         state = _state_from(repo, tally, max_deferrals)
         tables.settle(
             tree,
@@ -256,14 +280,24 @@ def _compute_state(
                 if all(capture.path in state.fully_processed for capture in captures)
             ],
             witnesses,
+            state.fully_processed,
         )
     return state
+
+
+def processed_at(capture: CaptureSummary, decided_at: Mapping[str, float]) -> float:
+    """When a capture with nothing left to decide was processed: when its last unit was
+    decided (never, for a unit whose run has no time: it then stays), or its own time
+    when it had no unit to decide (no run ever reads it)."""
+    if not capture.supporting:
+        return moment(capture.timestamp).timestamp()
+    return max(decided_at.get(unit_id, math.inf) for unit_id in capture.supporting)
 
 
 def _state_from(repo: pygit2.Repository, tally: Tally, max_deferrals: int) -> ProcessingState:
     pending: list[PendingCapture] = []
     stuck: list[str] = []
-    done: dict[str, str] = {}
+    done: dict[str, float] = {}
     for capture in tally.captures:
         waiting = [unit_id for unit_id in capture.supporting if unit_id not in tally.processed]
         too_often = [u for u in waiting if tally.deferred[u] >= max_deferrals]
@@ -271,7 +305,7 @@ def _state_from(repo: pygit2.Repository, tally: Tally, max_deferrals: int) -> Pr
         if len(waiting) > len(too_often):
             pending.append(_pending(repo, capture, tally.processed, frozenset(too_often)))
         elif not too_often:
-            done[capture.path] = capture.timestamp
+            done[capture.path] = processed_at(capture, tally.decided_at)
     pending.sort(key=lambda capture: (capture.timestamp, capture.path))
     return ProcessingState(
         pending=tuple(pending),

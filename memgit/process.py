@@ -165,7 +165,8 @@ def process_inbox(
             outcomes.append(outcome)
         if progress is not None:
             progress(number, len(batches))
-    cleanup, expired = expire_inbox(git, settings)
+    processed_now = {path for outcome in outcomes for path in outcome.captures}
+    cleanup, expired = expire_inbox(git, settings, keep=processed_now)
     after, state = pending_batches(git, settings)
     return ProcessResult(
         runs=tuple(outcomes),
@@ -390,7 +391,7 @@ def _while_git_saves_the_index(
     def prepare(tree: pygit2.Tree) -> None:
         index.warm()
         if planned_on[0] is not None:
-            advance_state(git, planned_on[0], tree, coverage, max_deferrals=max_deferrals)
+            advance_state(git, planned_on[0], tree, record, coverage, max_deferrals=max_deferrals)
         with contextlib.suppress(MemgitError):
             processing_state(git, tree, max_deferrals=max_deferrals)
             ingest_run(git, tree, record, coverage)

@@ -1,7 +1,14 @@
-"""Inbox retention: processed captures past their time leave the tree, not history."""
+"""Inbox retention: processed captures past their time leave the tree, not history.
+
+The time counts from processing, not from the conversation: a capture leaves the tree
+``inbox.retention_days`` after the run that decided its last unit (its run record's
+time), and never in the process call that processed it. So last month's conversation,
+imported today, stays in the inbox (and in recall) for the whole period.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 
 import pygit2
@@ -16,8 +23,11 @@ from memgit.store.identity import commit_time
 from memgit.trailers import render_message
 
 
-def expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None, tuple[str, ...]]:
-    """Remove processed captures older than the retention; Git history keeps them."""
+def expire_inbox(
+    git: pygit2.Repository, settings: Settings, *, keep: Collection[str] = ()
+) -> tuple[str | None, tuple[str, ...]]:
+    """Remove captures processed longer ago than the retention, but for those in ``keep``
+    (the ones this process call just processed); Git history keeps them."""
     cutoff = commit_time() - timedelta(days=settings.retention_days)
     expired: list[str] = []
 
@@ -27,7 +37,7 @@ def expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None
         state = processing_state(
             git, tree, max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
         )
-        expired.extend(state.done_before(cutoff))
+        expired.extend(path for path in state.done_before(cutoff) if path not in keep)
         if not expired:
             return None
         keys = []
@@ -36,8 +46,8 @@ def expire_inbox(git: pygit2.Repository, settings: Settings) -> tuple[str | None
             if parsed is not None:
                 keys.append((TRAILER_EXPIRED, "/".join(str(part) for part in parsed)))
         message = render_message(
-            f"inbox: remove {len(expired)} processed captures older than "
-            f"{settings.retention_days} days",
+            f"inbox: remove {len(expired)} captures processed over "
+            f"{settings.retention_days} days ago",
             keys,
         )
         return Change(files=dict.fromkeys(expired), message=message)

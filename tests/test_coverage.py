@@ -60,8 +60,10 @@ def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> ProcessingState:
     supporting = {u.id for *_, units in captures for u in units if u.can_support}
     processed: set[str] = set()
     deferred: Counter[str] = Counter()
+    decided_at: dict[str, float] = {}  # unit -> when the first run deciding it was made
     for path, blob in iter_blobs(repo, tree, "runs"):
         record = parse_run_record(repo[blob].data, path=path)
+        made = datetime.strptime(record.run_id[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
         for row in record.gate_output["coverage"]:
             if row["unit_id"] not in supporting:
                 continue
@@ -69,9 +71,11 @@ def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> ProcessingState:
                 deferred[row["unit_id"]] += 1
             else:
                 processed.add(row["unit_id"])
+                earlier = decided_at.get(row["unit_id"], made.timestamp())
+                decided_at[row["unit_id"]] = min(earlier, made.timestamp())
     pending_: list[PendingCapture] = []
     stuck: list[str] = []
-    done: dict[str, str] = {}
+    done: dict[str, float] = {}
     for path, blob, turn, units in captures:
         shown = []
         for u in units:
@@ -84,7 +88,8 @@ def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> ProcessingState:
                 PendingCapture(path=path, blob=blob, timestamp=turn.timestamp, units=tuple(shown))
             )
         elif not any(u.id in stuck for u in units):
-            done[path] = turn.timestamp
+            deciding = [decided_at[u.id] for u in units if u.can_support]
+            done[path] = max(deciding) if deciding else moment(turn.timestamp).timestamp()
     pending_.sort(key=lambda c: (c.timestamp, c.path))
     return ProcessingState(
         pending=tuple(pending_),
@@ -354,9 +359,11 @@ DONE = "done"  # a session whose turns are all processed
 
 
 @pytest.fixture
-def settled(history: Path) -> Path:
-    """``history``, plus a session folder of three turns, all processed by one run."""
-    configure(history, gate={"batch_size": 10})
+def settled(history: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``history``, plus a session folder of three turns, all processed by one run made
+    at SETTLED_AT (the rest of ``history`` was processed a year before)."""
+    configure(history, gate={"batch_size": 10}, inbox={"retention_days": 36500})
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{int(SETTLED_AT.timestamp())} +0000")
     capture(
         history,
         *(
@@ -371,6 +378,9 @@ def settled(history: Path) -> Path:
     state = assert_matches_reference(history)  # the first state marks the folder settled
     assert not state.settled
     return history
+
+
+SETTLED_AT = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
 
 def settled_folders(path: Path) -> list[str]:
@@ -452,27 +462,36 @@ def test_a_changed_settled_folder_is_read_again(settled: Path) -> None:
     assert cpath(4, session=DONE) in {c.path for c in state.pending}
 
 
-@pytest.mark.parametrize(("month", "day"), [(11, 1), (11, 2), (11, 4), (12, 1)])
-def test_retention_reads_a_settled_folder_only_when_old_enough(
-    settled: Path, monkeypatch: pytest.MonkeyPatch, month: int, day: int
+@pytest.mark.parametrize(
+    "cutoff",
+    [
+        datetime(2026, 11, 2, 9, 0, tzinfo=UTC),
+        SETTLED_AT,
+        datetime(2026, 11, 2, 12, 1, tzinfo=UTC),
+        datetime(2026, 12, 1, tzinfo=UTC),
+    ],
+    ids=["before", "at", "after", "month-after"],
+)
+def test_retention_reads_a_settled_folder_only_when_processed_long_enough_ago(
+    settled: Path, monkeypatch: pytest.MonkeyPatch, cutoff: datetime
 ) -> None:
-    """``done_before`` gives what the full list gives, and reads the settled folder's
-    captures only if its oldest one is before the cutoff."""
+    """``done_before`` gives what the full list gives, counting from when each capture was
+    processed (its turns are from early November, but were processed at SETTLED_AT), and
+    reads the settled folder only if its captures were processed before the cutoff."""
     assert settled_folders(settled) == [done_folder(settled)]
     state, tree = state_of(settled)
-    cutoff = datetime(2026, month, day, 9, 0, tzinfo=UTC)  # the turns are from 10:00
     done = reference(open_repo(settled).git, tree).done_captures()
-    expected = sorted(path for path, stamp in done.items() if moment(stamp) < cutoff)
+    expected = sorted(path for path, when in done.items() if when < cutoff.timestamp())
     read: list[str] = []
-    real = coverage.SettledFolder.captures
+    real = coverage.SettledFolder.processed_at
 
-    def recording(self: coverage.SettledFolder) -> list[coverage.CaptureSummary]:
+    def recording(self: coverage.SettledFolder) -> dict[str, float]:
         read.append(self.path)
         return real(self)
 
-    monkeypatch.setattr(coverage.SettledFolder, "captures", recording)
+    monkeypatch.setattr(coverage.SettledFolder, "processed_at", recording)
     assert state.done_before(cutoff) == expected
-    old_enough = (month, day) > (11, 1)
+    old_enough = cutoff > SETTLED_AT
     assert read == ([done_folder(settled)] if old_enough else [])
     assert (cpath(1, session=DONE) in expected) == old_enough
-    assert (cpath(0) in expected) == (month == 12)  # done, in a folder not settled
+    assert cpath(0) in expected  # processed a year earlier, in a folder not settled

@@ -708,13 +708,25 @@ OLD = "2025-06-01T10:00:00Z"  # before the fixed "now" of 2025-11-30T09:30:00Z
 RECENT = "2025-11-29T10:00:00Z"
 
 
-def test_retention_removes_processed_captures_in_a_separate_commit(repo_path: Path) -> None:
-    """Processed captures past retention leave the tree in their own commit.
+NOW = 1764495000  # tests/conftest.py's fixed "now": 2025-11-30T09:30:00Z
+DAY = 86400
 
-    A capture still pending (its unit DEFERRED) stays however old it is, a
-    recent processed one stays, and memory sources still resolve by blob id,
-    because Git keeps the removed captures' blobs.
-    """
+
+def days_later(monkeypatch: pytest.MonkeyPatch, days: int, seconds: int = 0) -> None:
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{NOW + days * DAY + seconds} +0000")
+
+
+def inbox_of(path: Path) -> list[str]:
+    return git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "inbox").split()
+
+
+def test_retention_counts_from_processing_and_removes_in_a_separate_commit(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A capture leaves the tree retention_days after the run that processed it, however
+    old the conversation: processed today, a turn from June stays; 31 days later it goes,
+    in a commit of its own. One processed later stays longer; memory sources still
+    resolve by blob id, because Git keeps the removed captures' blobs."""
     configure(repo_path, inbox={"retention_days": 30})
     capture(
         repo_path,
@@ -728,19 +740,29 @@ def test_retention_removes_processed_captures_in_a_separate_commit(repo_path: Pa
         create("Releases are on Tuesdays", "Tuesdays.", [(unit(1), "Releases happen")]),
         deferred=[unit(2)],
     )
-    result = open_repo(repo_path).process(gate_output=text)
-    (run,) = result.runs
-    assert result.expired == (cpath(0),)
-    assert result.cleanup_commit == head(repo_path)
-    assert result.remaining == 1
+    first = open_repo(repo_path).process(gate_output=text)
+    assert first.expired == () and first.cleanup_commit is None and first.remaining == 1
+    assert inbox_of(repo_path) == [cpath(0), cpath(1), cpath(2)]
 
-    assert changed(repo_path) == [("D", cpath(0))]
+    days_later(monkeypatch, 29)
+    second = open_repo(repo_path).process(gate_output=answer(repo_path))  # decides unit 2
+    assert second.expired == () and pending_units(repo_path) == []
+
+    days_later(monkeypatch, 31)
+    (run,) = second.runs
+    third = open_repo(repo_path).process()
+    assert third.runs == () and third.expired == (cpath(0), cpath(1))
+    assert third.cleanup_commit == head(repo_path)
     assert git(repo_path, "rev-parse", "HEAD~1").strip() == run.commit
-    assert trailers(repo_path) == [("Memgit-Expired", f"{SOURCE}/{SESSION}/0")]
-    assert git(repo_path, "log", "-1", "--format=%s").startswith("inbox: remove 1 processed")
-    inbox = git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "inbox").split()
-    assert inbox == [cpath(1), cpath(2)]
-    assert pending_units(repo_path) == [unit(2)]
+    assert changed(repo_path) == [("D", cpath(0)), ("D", cpath(1))]
+    assert trailers(repo_path) == [
+        ("Memgit-Expired", f"{SOURCE}/{SESSION}/0"),
+        ("Memgit-Expired", f"{SOURCE}/{SESSION}/1"),
+    ]
+    subject = git(repo_path, "log", "-1", "--format=%s").strip()
+    assert subject == "inbox: remove 2 captures processed over 30 days ago"
+    assert inbox_of(repo_path) == [cpath(2)]  # processed on day 29
+    assert pending_units(repo_path) == []
 
     found = memories(repo_path)
     assert len(found) == 2
@@ -750,19 +772,46 @@ def test_retention_removes_processed_captures_in_a_separate_commit(repo_path: Pa
     assert_clean(repo_path)
 
 
-def test_retention_zero_days_keeps_nothing_processed(repo_path: Path) -> None:
-    """retention_days: 0 removes every processed capture older than now, right after the run."""
+def test_retention_zero_days_never_removes_in_the_processing_call(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """retention_days: 0 keeps a capture through the call that processed it, and removes
+    it in the next one."""
     configure(repo_path, inbox={"retention_days": 0})
     capture(repo_path, user_turn(0, STAGING, timestamp=OLD), user_turn(1, "hi", timestamp=RECENT))
+    first = open_repo(repo_path).process()
+    assert first.runs and first.expired == ()
+    assert inbox_of(repo_path) == [cpath(0), cpath(1)]
+    days_later(monkeypatch, 0, seconds=1)
     result = open_repo(repo_path).process()
     assert sorted(result.expired) == [cpath(0), cpath(1)]
-    assert git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "inbox") == ""
+    assert inbox_of(repo_path) == []
     (memory,) = memories(repo_path).values()
     assert STAGING in git(repo_path, "cat-file", "-p", memory.sources[0].blob)
     # the removed captures are not "pending" again
     assert pending_units(repo_path) == []
     assert open_repo(repo_path).process().runs == ()
     assert_clean(repo_path)
+
+
+def test_turns_from_two_months_back_are_recalled_after_a_default_process(
+    repo_path: Path,
+) -> None:
+    """Importing last month's conversations and processing them with the default settings
+    (retention 30 days) keeps every turn in the inbox and in recall."""
+    when = "2025-09-30T10:00:00Z"  # two months before the fixed "now"
+    capture(
+        repo_path,
+        user_turn(0, "The deploy key rotates every Thursday at noon.", timestamp=when),
+        user_turn(1, "Remember that the staging database listens on port 5433.", timestamp=when),
+    )
+    result = open_repo(repo_path).process()
+    assert result.runs and result.expired == ()
+    pack = open_repo(repo_path).recall("when does the deploy key rotate")
+    assert cpath(0) in [hit.capture for hit in pack.turns]
+    pack = open_repo(repo_path).recall("staging database port")
+    assert any(hit.status == "active" for hit in pack.memories)
+    assert cpath(1) in [hit.capture for hit in pack.turns]
 
 
 # ---------------------------------------------------------------- state from the tree

@@ -46,7 +46,8 @@ def process(
     that ..."). Its answer is validated against the evidence; a refused answer
     gets one correction round, then the run fails and nothing is written.
     Each run commits the memory files and runs/<yyyy>/<mm>/<run-id>.json with
-    Memgit-* trailers. Processed captures older than inbox.retention_days are
+    Memgit-* trailers. Captures processed more than inbox.retention_days ago
+    (counted from the run that processed them, not from the conversation) are
     then removed from the tree in a separate commit (Git keeps them).
     """
     from memgit.apply import describe_decisions

@@ -40,11 +40,10 @@ from typing import Any, TypeVar
 
 import pygit2
 
-from memgit.capture.turn import moment
 from memgit.constants import CACHE_DIR, INBOX_DIR, RUNS_DIR
 from memgit.store.tree import diff_trees
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_ID = 0x6D67636F  # "mgco"
 COVERAGE_FILE = "coverage.sqlite"
 BUSY_TIMEOUT_MS = 60_000
@@ -66,8 +65,8 @@ CREATE TABLE unit(
 CREATE INDEX unit_by_id ON unit(unit_id);
 CREATE TABLE ingested(tree TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE settled(
-    path TEXT PRIMARY KEY, tree TEXT NOT NULL, oldest REAL NOT NULL, witnesses TEXT NOT NULL)
-    WITHOUT ROWID;
+    path TEXT PRIMARY KEY, tree TEXT NOT NULL, oldest REAL NOT NULL, witnesses TEXT NOT NULL,
+    processed TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX ingested_by_seq ON ingested(seq);
 """
 
@@ -88,11 +87,17 @@ class SettledFolder:
     still in the tree: its captures are read only when someone asks for them."""
 
     path: str
-    oldest: float  # the earliest capture time in it, in seconds since the epoch
+    oldest: float  # the earliest time one of its captures was processed (epoch seconds)
     listing: str  # its captures' summaries, as the folder table keeps them
+    processed: str  # JSON: capture path -> when it was processed (epoch seconds)
 
     def captures(self) -> list[CaptureSummary]:
         return _summaries_from(self.listing)
+
+    def processed_at(self) -> dict[str, float]:
+        """Capture path -> when the run that finished it was made."""
+        found: dict[str, float] = json.loads(self.processed)
+        return found
 
 
 @dataclass(slots=True)
@@ -146,7 +151,8 @@ class StateTables:
                 if (path, tree_id) in known:
                     listing, settled = known[path, tree_id]
                     if settled is not None and witnessed.hold(settled[1]):
-                        inbox.settled.append(SettledFolder(path, settled[0], listing))
+                        oldest, _, processed = settled
+                        inbox.settled.append(SettledFolder(path, oldest, listing, processed))
                         continue
                     summaries = _summaries_from(listing)
                     inbox.whole[path] = (tree_id, summaries)
@@ -173,10 +179,11 @@ class StateTables:
         tree: pygit2.Tree,
         folders: Iterable[tuple[str, str, list[CaptureSummary]]],
         witnesses: Mapping[str, tuple[str, str]],
+        processed_at: Mapping[str, float],
     ) -> None:
         """Mark these (path, tree id, captures) folders settled: every supporting unit
         of their captures is processed by the record ``witnesses`` names for it
-        ((path, blob id) in ``tree``)."""
+        ((path, blob id) in ``tree``), each capture finished at ``processed_at``."""
         rows = []
         for path, tree_id, summaries in folders:
             kept: dict[str, dict[str, str]] = {}
@@ -188,12 +195,21 @@ class StateTables:
             marks = {
                 folder: [_tree_id(self.repo, tree, folder), names] for folder, names in kept.items()
             }
-            oldest = min(moment(c.timestamp).timestamp() for c in summaries) if summaries else 0
-            rows.append((path, tree_id, oldest, json.dumps(marks, separators=(",", ":"))))
+            done = {c.path: processed_at[c.path] for c in summaries}
+            oldest = min(done.values(), default=0)
+            rows.append(
+                (
+                    path,
+                    tree_id,
+                    oldest,
+                    json.dumps(marks, separators=(",", ":")),
+                    json.dumps(done, separators=(",", ":")),
+                )
+            )
         if rows:
             self._safely(
                 lambda conn: conn.executemany(
-                    "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?)", rows
+                    "INSERT OR REPLACE INTO settled VALUES (?, ?, ?, ?, ?)", rows
                 )
             )
 
@@ -255,9 +271,9 @@ def _files_in(repo: pygit2.Repository, tree: pygit2.Tree, folder: str) -> dict[s
     return {str(item.name): str(item.id) for item in found if item.type_str == "blob"}
 
 
-Settled = tuple[float, dict[str, list[Any]]]
-"""A settled folder's oldest capture time, and its witnesses: record folder ->
-[its tree id then, {record file name: blob id}]."""
+Settled = tuple[float, dict[str, list[Any]], str]
+"""A settled folder's earliest processing time, its witnesses (record folder -> [its
+tree id then, {record file name: blob id}]), and when each capture was processed."""
 
 
 def _known_folders(
@@ -271,14 +287,17 @@ def _known_folders(
     for start in range(0, len(paths), _CHUNK):
         chunk = paths[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
-        for path, tree_id, listing, oldest, witnesses in conn.execute(
-            "SELECT f.path, f.tree, f.summaries, s.oldest, s.witnesses FROM folder AS f "
+        for path, tree_id, listing, oldest, witnesses, processed in conn.execute(
+            "SELECT f.path, f.tree, f.summaries, s.oldest, s.witnesses, s.processed "
+            "FROM folder AS f "
             "LEFT JOIN settled AS s ON s.path = f.path AND s.tree = f.tree "
             f"WHERE f.path IN ({marks})",
             chunk,
         ):
             if wanted[path] == tree_id:
-                settled = (oldest, json.loads(witnesses)) if witnesses is not None else None
+                settled = (
+                    (oldest, json.loads(witnesses), processed) if witnesses is not None else None
+                )
                 known[path, tree_id] = (listing, settled)
     return known
 
