@@ -16,6 +16,7 @@ from memgit.errors import UsageError
 from memgit.init import InitResult, init_repository
 from memgit.parsecache import repository_settings
 from memgit.settings import Settings, read_config
+from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
 
 if TYPE_CHECKING:
@@ -183,6 +184,7 @@ class MemoryRepo:
             evidence=evidence,
             include_retired=include_retired,
         )
+        finish_dead_writer(self.git)
         return recall(self._recall_index(), query, options, as_of=as_of, progress=progress)
 
     def map(
@@ -191,6 +193,7 @@ class MemoryRepo:
         """A bounded overview: scopes, types, the latest memories, distinctive terms."""
         from memgit.map import build_map
 
+        finish_dead_writer(self.git)
         return build_map(self._recall_index(), recent=recent, terms=terms, progress=progress)
 
     def index_status(self) -> IndexStatus:
@@ -202,6 +205,7 @@ class MemoryRepo:
 
         ``progress(phase, done, total)`` is called now and then during the build.
         """
+        finish_dead_writer(self.git)
         index = self._recall_index()
         index.rebuild(progress)
         return index.status()

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -352,3 +353,87 @@ def test_capturing_processing_and_recalling_at_once_decides_each_unit_once(
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# A person at the shell: stage a file of their own and commit it, again and again, as
+# fast as git lets them; when git reports a lock (memgit is writing), try again.
+PERSON_WORKER = r"""
+import subprocess, sys, time
+from pathlib import Path
+
+repo_path, count, ready, go = sys.argv[1:5]
+repo = Path(repo_path)
+Path(ready).touch()
+while not Path(go).exists():
+    time.sleep(0.001)
+
+def git(*args):
+    deadline = time.monotonic() + 60
+    while True:
+        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+        if "lock" not in done.stderr or time.monotonic() > deadline:
+            sys.exit(f"git {args}: {done.stdout}{done.stderr}")
+        time.sleep(0.005)
+
+(repo / "notes").mkdir(exist_ok=True)
+for i in range(int(count)):
+    (repo / "notes" / f"n{i:03}.txt").write_text(f"note {i}\n")
+    git("add", f"notes/n{i:03}.txt")
+    if i % 2:
+        git("commit", "-q", "--no-verify", "-m", f"notes up to {i}")
+print("done", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_persons_git_add_survives_memgit_writes(
+    repo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person stages and commits files by hand while two processes capture.
+
+    memgit read the index in process before it committed and wrote it back after:
+    an entry staged in between was dropped (14 of 60 adds undone). Every staged file
+    must end up committed or still staged, and every capture must stay in HEAD.
+    """
+    notes, turns = 60, 30
+    commands = [
+        [
+            sys.executable,
+            "-c",
+            PERSON_WORKER,
+            str(repo_path),
+            str(notes),
+            str(tmp_path / "ready-0"),
+            str(tmp_path / "go"),
+        ],
+        *(
+            [
+                sys.executable,
+                "-c",
+                CAPTURE_WORKER,
+                str(repo_path),
+                str(worker),
+                str(turns),
+                str(tmp_path / f"ready-{worker}"),
+                str(tmp_path / "go"),
+            ]
+            for worker in (1, 2)
+        ),
+    ]
+    monkeypatch.setenv("MEMGIT_LOCK_TIMEOUT", "60")
+    results = run_released_together(commands, tmp_path)
+    for status, _out, err in results:
+        assert status == 0, err
+    staged = set(git(repo_path, "ls-files", "notes").split())
+    committed = set(git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "notes").split())
+    expected = {f"notes/n{i:03}.txt" for i in range(notes)}
+    assert staged == expected, f"unstaged by memgit: {sorted(expected - staged)}"
+    assert committed >= {f"notes/n{i:03}.txt" for i in range(notes - 1)}
+    assert len(inbox_files(repo_path)) == 2 * turns, "a person's commit undid a capture"
+    assert Counter(captured_keys(repo_path)) == Counter(
+        f"conc-agent/s{worker % 2}/{worker * 1000 + i}" for worker in (1, 2) for i in range(turns)
+    )
+    assert git(repo_path, "status", "--porcelain") == ""
+    assert_fsck_clean(repo_path)

@@ -359,16 +359,14 @@ import memgit.store.gitindex as gitindex
 from memgit import MemoryRepo
 
 repo_path, point, turn, way = sys.argv[1:5]
-if way == "git":
-    gitindex.GIT_INDEX_BYTES = gitindex.SPLIT_INDEX_BYTES = 0  # as for a large index
-elif way == "git-whole":
-    gitindex.GIT_INDEX_BYTES = 0  # as for a middling one: git's writer waits for entries
+if way == "split-after-write":
+    gitindex.SPLIT_INDEX_BYTES = 0  # as for a large index
 
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
-def die_holding_ref_lock(repo, ref, branch, *args, **kwargs):
-    Path(repo.path, branch + ".lock").write_text("half-written ref\n")
+def die_holding_ref_lock(repo, ref, branch, new, *args, **kwargs):
+    Path(repo.path, branch + ".lock").write_text(f"{new}\n")  # as libgit2 writes it
     die()
 
 if point == "ref-locked":
@@ -376,13 +374,13 @@ if point == "ref-locked":
 elif point == "branch-moved":
     engine.apply_to_worktree = die
 elif point == "file-written":
-    gitindex.LibgitIndex.finish_write = gitindex.GitIndex.finish_write = die
+    gitindex.GitIndex.finish_write = die
 MemoryRepo.open(repo_path).capture(json.loads(turn))
 """
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("way", ["libgit2", "git", "git-whole"])
+@pytest.mark.parametrize("way", ["whole", "split-after-write"])
 @pytest.mark.parametrize(
     ("point", "committed"),
     [
@@ -401,11 +399,10 @@ def test_next_writer_repairs_a_writer_killed_at_a_known_point(
     ``file-written``: died after writing the new file, before saving the index.
     In every case the next ``memgit capture`` succeeds, leaves ``git status``
     empty and fsck clean, and the killed turn is in HEAD exactly when the
-    branch had moved; capturing it again completes it exactly once. The killed
-    writer reached the index in process (libgit2) or through git (as it does
-    for a large index, or for a middling one, where git's writer is already
-    waiting for its entries when ``ref-locked`` and ``branch-moved`` kill); the
-    repairing one in process.
+    branch had moved; capturing it again completes it exactly once. git's index
+    writer is already waiting for its entries when ``ref-locked`` and
+    ``branch-moved`` kill; with ``split-after-write`` the killed writer would
+    have split the index after its write.
     """
     done = subprocess.run(
         [sys.executable, "-c", KILL_ITSELF, str(repo_path), point, json.dumps(crash_turn(0)), way],

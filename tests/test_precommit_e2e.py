@@ -317,3 +317,49 @@ def test_commit_all_is_checked_as_committed(consumer: Consumer) -> None:
     assert done.hook_result("memgit-evidence") == "Failed", done.output
     assert f"error[quote-not-found]: {consumer.lint_path}: sources[0].quote: " in done.output
     assert memory.read_text("utf-8") == edited
+
+
+# A capture that SIGKILLs itself once it has moved the branch, before the index is synced.
+KILLED_AFTER_PUBLISHING = r"""
+import json, os, signal, sys
+import memgit.store.engine as engine
+from memgit import MemoryRepo
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+engine.apply_to_worktree = die
+MemoryRepo.open(sys.argv[1]).capture(json.loads(sys.argv[2]))
+"""
+
+
+def test_a_commit_after_a_killed_memgit_write_is_refused_until_it_is_finished(
+    consumer: Consumer,
+) -> None:
+    """A memgit write killed after moving the branch leaves its capture out of the index:
+    a person's next commit would delete it, with every check passing. The hooks refuse
+    until a memgit command has finished the write."""
+    turn = {**repos.TURNS[0], "seq": 900}
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_PUBLISHING, str(consumer.path), json.dumps(turn)],
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert killed.returncode < 0, killed.stderr.decode()
+    captured = git(consumer.path, "show", "--name-only", "--format=", "HEAD").split()
+    assert git(consumer.path, "status", "--porcelain").split() == ["D", *captured]
+    (consumer.path / "notes.md").write_text("# Notes\n", "utf-8")
+    git(consumer.path, "add", "notes.md")
+
+    done = consumer.commit("my notes")
+    assert done.status != 0, done.output
+    assert done.after == done.before
+    assert "error[unfinished-publish]: index: memgit was stopped while publishing" in done.output
+
+    mapped = memgit_cli("-C", str(consumer.path), "map")
+    assert mapped.returncode == 0, mapped.stderr.decode()
+    assert git(consumer.path, "status", "--porcelain") == "A  notes.md\n"
+    done = consumer.commit("my notes")
+    assert done.status == 0, done.output
+    assert git(consumer.path, "show", "--name-only", "--format=", "HEAD").split() == ["notes.md"]

@@ -18,26 +18,25 @@ import pytest
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.store import gitindex
 from memgit.store.engine import Change, commit_change
+from memgit.store.lock import WriterLock
+from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
 from memgit.store.tree import build_tree, diff_trees
 
 from support import git, snapshot
 
 
-@pytest.fixture(params=["libgit2", "git", "git-whole", "git-split"])
+@pytest.fixture(params=["split-after-write", "whole", "split"])
 def plain_repo(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> pygit2.Repository:
-    """A repository whose index memgit reaches in process, or via git: as for a large
-    index (whole, the first write splits it), a middling one (kept whole), or one
-    already split. On the last two, git's writer starts before the change is known
-    to be published."""
-    if request.param != "libgit2":
-        monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
-    if request.param == "git":
+    """A repository whose index is, for memgit, as large as gets split after the next
+    write, small (kept whole), or already split. git's writer always starts before the
+    change is known to be published."""
+    if request.param == "split-after-write":
         monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
     repo = _plain_repo(tmp_path)
-    if request.param == "git-split":
+    if request.param == "split":
         git(Path(repo.workdir), "update-index", "--split-index")
     return repo
 
@@ -309,15 +308,13 @@ def test_busy_lock_names_the_live_holder(plain_repo: pygit2.Repository) -> None:
     assert commit_change(plain_repo, write({"a": b"a"}), lock_timeout=2, guard=None).commit
 
 
-def test_writer_killed_after_moving_the_branch_is_finished_by_the_next(
-    plain_repo: pygit2.Repository,
-) -> None:
-    """Simulate a writer killed between the ref update and the work-tree sync."""
-    path = Path(plain_repo.workdir)
-    tip = plain_repo.head.peel(pygit2.Commit)
-    tree = build_tree(plain_repo, tip.tree, {"orphan.txt": b"orphan\n"})
+def _half_published(repo: pygit2.Repository) -> dict[str, object]:
+    """What a writer killed between the ref update and the work-tree sync leaves:
+    the branch at its commit, the index and work tree not, and its journal."""
+    tip = repo.head.peel(pygit2.Commit)
+    tree = build_tree(repo, tip.tree, {"orphan.txt": b"orphan\n"})
     sig = pygit2.Signature("x", "x@example.com", 0, 0)
-    new = plain_repo.create_commit(None, sig, sig, "half done\n", tree, [tip.id])
+    new = repo.create_commit(None, sig, sig, "half done\n", tree, [tip.id])
     journal = {
         "pid": 999999999,
         "host": "h",
@@ -329,17 +326,80 @@ def test_writer_killed_after_moving_the_branch_is_finished_by_the_next(
         "paths": ["orphan.txt"],
         "refs": {},
     }
-    plain_repo.references["refs/heads/main"].set_target(new)
-    (Path(plain_repo.path) / "memgit").mkdir(exist_ok=True)
-    (Path(plain_repo.path) / "memgit" / "lock").write_text(json.dumps(journal))
-    (Path(plain_repo.path) / "index.lock").write_bytes(b"")
-    assert git(path, "status", "--porcelain", check=False) != ""
+    repo.references["refs/heads/main"].set_target(new)
+    (Path(repo.path) / "memgit").mkdir(exist_ok=True)
+    (Path(repo.path) / "memgit" / "lock").write_text(json.dumps(journal))
+    assert git(Path(repo.workdir), "status", "--porcelain") == "D  orphan.txt\n"
+    return journal
 
+
+def test_writer_killed_after_moving_the_branch_is_finished_by_the_next(
+    plain_repo: pygit2.Repository,
+) -> None:
+    path = Path(plain_repo.workdir)
+    _half_published(plain_repo)
     commit_change(plain_repo, write({"next.txt": b"next\n"}), guard=None)
     assert (path / "orphan.txt").read_bytes() == b"orphan\n"
-    assert not (Path(plain_repo.path) / "index.lock").exists()
     assert git(path, "status", "--porcelain") == ""
     assert git(path, "log", "--format=%s").splitlines()[:2] == ["test: write", "half done"]
+
+
+def test_a_reader_finishes_a_killed_writers_publish(plain_repo: pygit2.Repository) -> None:
+    """Before a fix, the killed run's files stayed staged as deletions until the next
+    memgit write, and a person's `git commit` committed the deletions."""
+    path = Path(plain_repo.workdir)
+    _half_published(plain_repo)
+    finish_dead_writer(plain_repo)
+    assert (path / "orphan.txt").read_bytes() == b"orphan\n"
+    assert git(path, "status", "--porcelain") == ""
+    assert (Path(plain_repo.path) / "memgit" / "lock").read_bytes() == b""
+    finish_dead_writer(plain_repo)  # nothing left to do
+    assert git(path, "status", "--porcelain") == ""
+
+
+def test_a_reader_leaves_a_live_writers_publish_alone(plain_repo: pygit2.Repository) -> None:
+    """A journal under a held lock is a writer at work: a reader neither waits nor acts."""
+    path = Path(plain_repo.workdir)
+    journal = _half_published(plain_repo)
+    lock = WriterLock(Path(plain_repo.path), timeout=0)
+    lock.acquire()
+    try:
+        lock.write({k: v for k, v in journal.items() if k not in ("pid", "host", "at")})
+        started = time.monotonic()
+        finish_dead_writer(plain_repo)
+        assert time.monotonic() - started < 0.5
+        assert git(path, "status", "--porcelain") == "D  orphan.txt\n"
+    finally:
+        lock.release(clean=False)
+
+
+def test_a_lock_a_git_command_took_after_the_crash_is_left(
+    plain_repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recovery used to delete any git lock newer than the dead writer's journal, so a
+    git command that had started since lost its lock. Only a lock holding what the dead
+    writer was writing is removed; the index lock never is."""
+    from memgit.store import engine
+
+    journal = _half_published(plain_repo)
+    git_dir = Path(plain_repo.path)
+    index_lock = git_dir / "index.lock"
+    index_lock.write_bytes(b"DIRC")  # a git command writing the index
+    ref_lock = git_dir / "refs" / "heads" / "main.lock"
+    ref_lock.write_text("0123456789012345678901234567890123456789\n")  # another id
+    monkeypatch.setattr(engine, "REF_LOCK_WAIT", 0.2)
+    monkeypatch.setattr(gitindex, "LOCK_WAIT", 0.2)
+    with pytest.raises(ConflictError) as caught:  # the dead writer's sync cannot finish
+        commit_change(plain_repo, write({"a": b"a"}), guard=None)
+    assert caught.value.code == "git-lock"
+    finish_dead_writer(plain_repo)  # a reader cannot either, and goes on
+    assert index_lock.read_bytes() == b"DIRC"
+    assert ref_lock.exists()
+    index_lock.unlink()
+    ref_lock.write_text(f"{journal['new']}\n")  # the dead writer's, as libgit2 writes it
+    assert commit_change(plain_repo, write({"a": b"a"}), guard=None).commit
+    assert not ref_lock.exists()
+    assert git(Path(plain_repo.workdir), "status", "--porcelain") == ""
 
 
 def test_foreign_index_lock_is_reported_not_removed(plain_repo: pygit2.Repository) -> None:
@@ -384,8 +444,7 @@ def test_a_held_branch_lock_is_never_taken_for_a_dead_writers(
 def test_git_failing_on_the_index_is_reported_and_nothing_is_committed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The git way: an unreadable index makes `git ls-files` fail before anything is published."""
-    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
+    """An unreadable index makes `git ls-files` fail before anything is published."""
     plain_repo = _plain_repo(tmp_path)
     path = Path(plain_repo.workdir)
     index_file = path / ".git" / "index"
@@ -446,8 +505,7 @@ def test_a_large_index_is_kept_in_split_mode(
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "300 files")
     whole = (path / ".git" / "index").stat().st_size
-    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", whole // 4)  # 300 files count as large
-    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", whole // 4)
+    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", whole // 4)  # 300 files count as large
     repo = open_repository(path)
     assert not _split_mode(path)
     commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
@@ -477,7 +535,6 @@ def test_a_large_index_is_kept_in_split_mode(
 def test_core_split_index_false_keeps_the_index_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gitindex, "GIT_INDEX_BYTES", 0)
     monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
     repo = _plain_repo(tmp_path)
     path = Path(repo.workdir)
@@ -488,8 +545,8 @@ def test_core_split_index_false_keeps_the_index_whole(
 
 
 @pytest.mark.parametrize("how", ["command", "config"])
-def test_a_small_index_in_split_mode_is_reached_through_git(tmp_path: Path, how: str) -> None:
-    """libgit2 cannot read a split index: memgit asks git, whatever the index's size."""
+def test_a_small_index_in_split_mode_is_handled(tmp_path: Path, how: str) -> None:
+    """libgit2 cannot read a split index; memgit, asking git, handles one of any size."""
     repo = _plain_repo(tmp_path)
     path = Path(repo.workdir)
     if how == "command":

@@ -53,9 +53,11 @@ def verify(
         verify_push,
     )
     from memgit.governance.verify import verify as run_verify
+    from memgit.store.recovery import finish_dead_writer
     from memgit.store.repository import open_for_reading
 
     repo = open_for_reading(directory)
+    finish_dead_writer(repo)
     if ref_updates is not None:
         text = ref_updates.read(MAX_REF_UPDATES_BYTES + 1)
         result = verify_push(repo, parse_ref_updates(text, source="--ref-updates"))

@@ -11,6 +11,7 @@ import pygit2
 
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView, view_of_tree
+from memgit.store.recovery import unfinished_publish
 from memgit.store.repository import open_repository
 from memgit.store.staging import staged_tree
 
@@ -18,6 +19,9 @@ from memgit.store.staging import staged_tree
 def staged_view(start: Path, filenames: Sequence[str]) -> CommitView:
     """The staged tree against HEAD; with filenames (as pre-commit passes them), just those."""
     repo = open_repository(start)
+    unfinished = unfinished_publish(repo)
+    if unfinished is not None:
+        raise unfinished
     base = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
     view = view_of_tree(repo, staged_tree(repo, base), base)
     if not filenames:

@@ -21,7 +21,7 @@ import pygit2
 
 from memgit.errors import ConflictError
 from memgit.store import recovery
-from memgit.store.gitindex import IndexEntries, open_index
+from memgit.store.gitindex import GitIndex, open_index
 from memgit.store.identity import signatures
 from memgit.store.lock import WriterLock
 from memgit.store.repository import head_branch
@@ -130,7 +130,7 @@ def _publish(
     change: Change,
     *,
     guard: Guard | None,
-    index: IndexEntries,
+    index: GitIndex,
     attempt: int,
     author_fallback: tuple[str, str] | None,
     meanwhile: Callable[[pygit2.Tree], None] | None,
@@ -142,8 +142,9 @@ def _publish(
     tree_id = build_tree(repo, base_tree, change.files)
     if tip is not None and tree_id == tip.tree_id:
         return _no_op(tip, branch, attempt)
-    tree = repo[tree_id]
-    assert isinstance(tree, pygit2.Tree)
+    tree = repo.get(tree_id)
+    if not isinstance(tree, pygit2.Tree):
+        raise TypeError(f"build_tree returned {tree_id}, which is not a tree")
     if guard is not None:
         guard.check(repo, tree, tip)
     check_untouched(repo, index, base_tree, change.files)
@@ -192,9 +193,9 @@ def _publish(
     )
 
 
-def wait_for_git_lock(lock_file: Path, timeout: float = REF_LOCK_WAIT) -> None:
-    """Wait briefly for a git command holding ``lock_file`` to finish."""
-    deadline = time.monotonic() + timeout
+def wait_for_git_lock(lock_file: Path) -> None:
+    """Wait briefly (``REF_LOCK_WAIT``, read now) for a git command holding ``lock_file``."""
+    deadline = time.monotonic() + REF_LOCK_WAIT
     while lock_file.exists():
         if time.monotonic() >= deadline:
             raise ConflictError(

@@ -1,19 +1,23 @@
 """Git's index (the staging area) as memgit needs it: a few entries read, a few written.
 
-libgit2 reads and writes the whole index file and hashes it twice with SHA-1DC
-on a read and once on a write: 92 ms for the 7.8 MB index of 100k files, the
-largest single cost of a ``memgit process`` run there. git itself reads the
-index without verifying that hash and rewrites it in 44 ms, but costs a
-process start (about 4 ms). So a small index is handled in process by
-libgit2 and a large one by ``git ls-files`` and ``git update-index``
-(docs/decisions/0004-large-index-through-git.md). Both give the same entries;
-entries written through git carry no stat data, so git re-reads those few
-files once on the next ``git status`` and finds them clean.
+memgit reaches the index only through git's own commands: ``git ls-files`` to read
+the entries of the paths it is about to change, ``git update-index --index-info`` to
+set them. ``update-index`` takes ``index.lock`` before it reads the index, so what it
+writes is the index as it is under the lock plus memgit's entries: an entry a person
+staged meanwhile, on any other path, is kept (reading the whole index in process and
+writing it back later, as libgit2 does, dropped such entries:
+docs/decisions/0006-index-through-git-only.md). Entries written through git carry no
+stat data, so git re-reads those few files once on the next ``git status`` and finds
+them clean.
 
-git's first write of a large index puts it in split mode (the entries in a
-shared file written rarely, the changes in a small ``.git/index``): 10 ms a
-write instead of 44 (docs/decisions/0005-split-index.md). libgit2 cannot read
-a split index, so one is always reached through git.
+The writer is started as soon as the entries have been read, before memgit moves the
+branch: from then on no other git command can read an index that lags behind the
+branch (a person's ``git commit`` waits for the lock and sees memgit's entries), and
+git has read the index on the other core by the time it is handed the entries.
+
+A large index is put in split mode (the entries in a shared file written rarely, the
+changes in a small ``.git/index``): 10 ms a write instead of 44 at 100k files
+(docs/decisions/0005-split-index.md).
 """
 
 from __future__ import annotations
@@ -24,67 +28,40 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import pygit2
 
 from memgit.errors import ConflictError
 from memgit.store.tree import Entry
 
-# From this index size on git reaches the index: its two commands run on the other
-# core beside memgit's work, while libgit2's read and write add to it (at 10k files,
-# a 1 MB index: a run 58 -> 46 ms; at 1k files, 115 KB: the same either way).
-GIT_INDEX_BYTES = 300_000
-# From this size on git's next write puts the index in split mode.
+# From this size on the index is put in split mode after memgit's write.
 SPLIT_INDEX_BYTES = 1_000_000
-SHARED_INDEX_PREFIX = "sharedindex."
 LOCK_WAIT = 5.0
 _NO_BLOB = "0" * 40
 
 
-class IndexEntries(Protocol):
-    """The entries of the index that memgit compares and replaces."""
+def open_index(repo: pygit2.Repository) -> GitIndex:
+    """This repository's index, reached through git.
 
-    def __enter__(self) -> IndexEntries: ...
-
-    def __exit__(self, *exc: object) -> None:
-        """Wait for anything started in the background."""
-
-    def prefetch(self, paths: Iterable[str]) -> None:
-        """Start looking up these paths, so ``staged`` finds the answer ready."""
-
-    def staged(self, paths: Iterable[str]) -> dict[str, pygit2.Oid | str | None]:
-        """Each path's staged blob id, None if not staged, or a string for an odd entry."""
-
-    def start_write(self, entries: Mapping[str, Entry | None]) -> None:
-        """Set (or, for None, remove) these entries and start saving the index."""
-
-    def finish_write(self) -> None:
-        """Wait until the index is saved."""
-
-
-def open_index(repo: pygit2.Repository) -> IndexEntries:
-    """The cheaper way to reach this repository's index, by its size and mode.
-
-    A large index file is put in split mode by the next write, unless
-    ``core.splitIndex`` says false (docs/decisions/0005-split-index.md).
+    A large ``.git/index`` is a whole one, or a split one whose own part has grown
+    (a ``git status`` that refreshed every entry's stat data puts them all there):
+    either way it is split after the next write, unless ``core.splitIndex`` says
+    false (docs/decisions/0005-split-index.md).
     """
-    gitdir = Path(repo.path)
-    try:
-        size = (gitdir / "index").stat().st_size
-    except FileNotFoundError:
-        size = 0
-    shared = any(name.startswith(SHARED_INDEX_PREFIX) for name in os.listdir(gitdir))
-    wanted = _split_index_setting(repo)
     git = shutil.which("git")
     if git is None:
-        return LibgitIndex(repo)
-    if shared or wanted or size >= GIT_INDEX_BYTES:
-        # A large .git/index is a whole one, or a split one whose own part has grown
-        # (a `git status` that refreshed every entry's stat data puts them all there):
-        # either way the next write moves the entries to a new shared index.
-        return GitIndex(repo, git, make_split=wanted is not False and size >= SPLIT_INDEX_BYTES)
-    return LibgitIndex(repo)
+        raise ConflictError(
+            "git is not on PATH",
+            code="git-missing",
+            path="git",
+            hint="install git (2.30 or newer) and retry; memgit updates the index through it",
+        )
+    try:
+        size = (Path(repo.path) / "index").stat().st_size
+    except FileNotFoundError:
+        size = 0
+    split = size >= SPLIT_INDEX_BYTES and _split_index_setting(repo) is not False
+    return GitIndex(repo, git, make_split=split)
 
 
 def _split_index_setting(repo: pygit2.Repository) -> bool | None:
@@ -95,62 +72,15 @@ def _split_index_setting(repo: pygit2.Repository) -> bool | None:
         return None
 
 
-class LibgitIndex:
-    """The index loaded in process by libgit2 (cheap while it is small)."""
-
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self.repo = repo
-        self.index = repo.index
-        self.index.read(False)
-        self._entries: dict[str, Entry | None] = {}
-
-    def __enter__(self) -> LibgitIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def prefetch(self, paths: Iterable[str]) -> None:
-        """Nothing to start: the index is already loaded."""
-
-    def staged(self, paths: Iterable[str]) -> dict[str, pygit2.Oid | str | None]:
-        found: dict[str, pygit2.Oid | str | None] = {}
-        conflicts = self.index.conflicts
-        for path in paths:
-            if conflicts is not None and path in conflicts:
-                found[path] = "an unresolved merge conflict"
-            else:
-                found[path] = self.index[path].id if path in self.index else None
-        return found
-
-    def start_write(self, entries: Mapping[str, Entry | None]) -> None:
-        """Remember the entries: libgit2 takes the stat data from the files, written next."""
-        self._entries = dict(entries)
-
-    def finish_write(self) -> None:
-        for path, entry in self._entries.items():
-            if entry is None:
-                if path in self.index:
-                    self.index.remove(path)
-                continue
-            blob, mode = entry
-            self.index.add(path)  # the stat data of the file just written
-            if self.index[path].id != blob or self.index[path].mode != mode:
-                # Clean/smudge filters changed the hash: record the committed blob.
-                self.index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode(mode)))
-        self._entries = {}
-        _retry_locked(self.index.write, Path(self.repo.path) / "index.lock")
-
-
 class GitIndex:
-    """The index read and written by git's own commands (cheap while it is large)."""
+    """The index read and written by git's own commands; use as a context manager."""
 
     _LOOKUP = ("ls-files", "--stage", "-z", "--")
     _UPDATE = ("update-index", "-z", "--index-info")
-    _SPLIT_UPDATE = ("update-index", "--split-index", "-z", "--index-info")
+    _SPLIT = ("update-index", "--split-index")
 
     def __init__(self, repo: pygit2.Repository, git: str, *, make_split: bool) -> None:
-        """``make_split``: put the index in split mode with the next write."""
+        """``make_split``: put the index in split mode after the write."""
         self.repo = repo
         self.git = git
         self.make_split = make_split
@@ -183,6 +113,8 @@ class GitIndex:
             self._lookup = (wanted, self._start([*self._LOOKUP, *wanted]))
 
     def staged(self, paths: Iterable[str]) -> dict[str, pygit2.Oid | str | None]:
+        """Each path's staged blob id, None if not staged, or a string for an odd entry;
+        then start the writer (see the module docstring)."""
         wanted = tuple(paths)
         found: dict[str, pygit2.Oid | str | None] = dict.fromkeys(wanted)
         if not wanted:
@@ -193,12 +125,7 @@ class GitIndex:
                 lookup[1].communicate()  # paths other than those asked for now
             lookup = (wanted, self._start([*self._LOOKUP, *wanted]))
         listing = self._finish(lookup[1], self._LOOKUP[0], b"")
-        if self._writer is None and not self.make_split:
-            # The other core is free again: ``git update-index`` takes the index lock
-            # and reads the index (15 ms at 100k files) while memgit publishes the
-            # commit, and has only the writing left when ``start_write`` feeds it.
-            # (Going split rewrites the index even with no entries: that writer is
-            # started by ``start_write``, so a refused change leaves the index as it was.)
+        if self._writer is None:
             self._writer = self._start_writer()
         for record in listing.split(b"\0"):
             if not record:
@@ -236,12 +163,9 @@ class GitIndex:
 
     def _start_writer(self) -> tuple[subprocess.Popen[bytes], int]:
         """``git update-index`` reading entries from a pipe (returned: its write end)."""
-        # In split mode git rewrites only the small index file, not all the entries.
-        args = self._SPLIT_UPDATE if self.make_split else self._UPDATE
-        self.make_split = False
         read_end, write_end = os.pipe()
         try:
-            return self._start(args, read_end), write_end
+            return self._start(self._UPDATE, read_end), write_end
         except BaseException:
             os.close(write_end)
             raise
@@ -249,15 +173,21 @@ class GitIndex:
             os.close(read_end)
 
     def finish_write(self) -> None:
+        """Wait until the index is saved (and, for a large one, split)."""
         if self._update is None:
             return
         data, process = self._update
         self._update = None
+        lock = Path(self.repo.path) / "index.lock"
         try:
             self._finish(process, self._UPDATE[0], None)
         except OSError:  # index.lock held by a git command: wait for it and write again
-            lock = Path(self.repo.path) / "index.lock"
-            _retry_locked(lambda: self._run(self._UPDATE, data), lock)
+            retry_locked(lambda: self._run(self._UPDATE, data), lock)
+        if self.make_split:
+            # Rare: the index has grown to a size where a split one is cheaper to
+            # write from now on; a failure here loses nothing.
+            self.make_split = False
+            retry_locked(lambda: self._run(self._SPLIT, b""), lock)
 
     def _run(self, args: Sequence[str], stdin: bytes) -> bytes:
         return self._finish(self._start(args), args[0], stdin)
@@ -296,9 +226,10 @@ def git_failed(command: str, message: str, *, hint: str) -> ConflictError:
     )
 
 
-def _retry_locked(write: Callable[[], object], lock_file: Path, timeout: float = LOCK_WAIT) -> None:
-    """Save the index, waiting briefly if a git command holds its lock."""
-    deadline = time.monotonic() + timeout
+def retry_locked(write: Callable[[], object], lock_file: Path) -> None:
+    """Save the index, waiting briefly (``LOCK_WAIT``, read now) if a git command holds
+    its lock."""
+    deadline = time.monotonic() + LOCK_WAIT
     while True:
         try:
             write()

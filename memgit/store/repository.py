@@ -92,9 +92,9 @@ def init_or_adopt(path: Path) -> tuple[pygit2.Repository, bool]:
 def compact_index(repo: pygit2.Repository) -> None:
     """Convert the index to version 4 (prefix-compressed paths), if git is at hand.
 
-    Every memgit write rewrites the whole index; at 100,000 files version 4
-    makes that file 40% smaller and its write about as much faster. libgit2
-    keeps the version it read, but cannot convert, so git does it once here.
+    Until the index is large enough to be split, every write rewrites the whole
+    file; at 100,000 files version 4 makes it 40% smaller and each write about as
+    much faster.
     """
     try:
         subprocess.run(

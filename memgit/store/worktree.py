@@ -18,7 +18,7 @@ import pygit2
 
 from memgit.constants import CACHE_DIR
 from memgit.errors import ConflictError, InvalidInputError
-from memgit.store.gitindex import IndexEntries
+from memgit.store.gitindex import GitIndex
 from memgit.store.tree import Entry, blob_at
 
 
@@ -64,7 +64,7 @@ def working_blob(workdir: Path, path: str) -> pygit2.Oid | str | None:
 
 
 def check_untouched(
-    repo: pygit2.Repository, index: IndexEntries, base: pygit2.Tree | None, paths: Iterable[str]
+    repo: pygit2.Repository, index: GitIndex, base: pygit2.Tree | None, paths: Iterable[str]
 ) -> None:
     """Raise unless each path's index entry and working file equal ``base``."""
     workdir = Path(repo.workdir)
@@ -106,7 +106,7 @@ def _local_edit(path: str, what: str) -> ConflictError:
 
 def apply_to_worktree(
     repo: pygit2.Repository,
-    index: IndexEntries,
+    index: GitIndex,
     tree: pygit2.Tree,
     changes: Mapping[str, bytes | None],
     *,
