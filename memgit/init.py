@@ -14,7 +14,7 @@ from memgit.constants import CONFIG_FILE, FORMAT_VERSION, PRE_COMMIT_CONFIG, TRA
 from memgit.errors import ConflictError, UsageError
 from memgit.governance.checks import GOVERNANCE
 from memgit.settings import DEFAULT_CONFIG, parse_settings
-from memgit.store.engine import Change, commit_change
+from memgit.store.engine import Change, publish
 from memgit.store.repository import compact_index, init_or_adopt
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
@@ -100,7 +100,7 @@ def init_repository(path: Path) -> InitResult:
         message = render_message(summary, [(TRAILER_INIT, f"format {FORMAT_VERSION}")])
         return Change(files=files, message=message)
 
-    result = commit_change(repo, plan, guard=GOVERNANCE, allow_unborn=True)
+    result = publish(repo, plan, guard=GOVERNANCE, allow_unborn=True)
     compact_index(repo)
     created = tuple(name for name in TEMPLATES if name not in existing)
     return InitResult(

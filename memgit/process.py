@@ -54,7 +54,7 @@ from memgit.related import related_memories
 from memgit.retention import expire_inbox
 from memgit.runrecord import RunInput, RunRecord, render_run_record
 from memgit.settings import Settings, gate_setting
-from memgit.store.engine import Change, commit_change
+from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
 from memgit.trailers import render_message
 
@@ -286,7 +286,7 @@ def _run_batch(
         )
         return Change(files=files, message=message, refs=refs)
 
-    result = commit_change(
+    result = publish(
         git,
         plan,
         guard=GOVERNANCE,

@@ -18,7 +18,7 @@ from memgit.governance.checks import GOVERNANCE
 from memgit.layout import parse_capture_path
 from memgit.pending import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.settings import Settings, gate_setting
-from memgit.store.engine import Change, commit_change
+from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
 from memgit.trailers import render_message
 
@@ -52,5 +52,5 @@ def expire_inbox(
         )
         return Change(files=dict.fromkeys(expired), message=message)
 
-    result = commit_change(git, plan, guard=GOVERNANCE, author_fallback=settings.author)
+    result = publish(git, plan, guard=GOVERNANCE, author_fallback=settings.author)
     return result.commit, tuple(expired) if result.commit else ()

@@ -467,7 +467,7 @@ from memgit.store.lock import WriterLock
 lock = WriterLock(Path(sys.argv[1]), timeout=5)
 lock.acquire()
 if sys.argv[2] == "journal":
-    lock.write({})  # what commit_change does right after acquiring
+    lock.write({})  # what publish does right after acquiring
 print("locked", flush=True)
 time.sleep(60)
 """

@@ -365,12 +365,12 @@ if way == "split-after-write":
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
-def die_holding_ref_lock(repo, ref, branch, new, *args, **kwargs):
-    Path(repo.path, branch + ".lock").write_text(f"{new}\n")  # as libgit2 writes it
+def die_holding_ref_lock(repo, branch, *args, **kwargs):
+    Path(repo.path, branch + ".lock").write_bytes(b"")  # as a ref transaction's lock is
     die()
 
 if point == "ref-locked":
-    engine._move_branch = die_holding_ref_lock
+    engine._move_refs = die_holding_ref_lock
 elif point == "branch-moved":
     engine.apply_to_worktree = die
 elif point == "file-written":

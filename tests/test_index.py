@@ -20,7 +20,7 @@ from memgit.governance.checks import GOVERNANCE
 from memgit.index.lexical import LexicalIndex
 from memgit.recall import RecallOptions, recall
 from memgit.repo import MemoryRepo
-from memgit.store.engine import Change, commit_change
+from memgit.store.engine import Change, publish
 
 from recall_fixtures import (
     commit_all,
@@ -140,7 +140,7 @@ def test_memgit_writes_are_seen_and_refreshed_by_tree_diff(seeded: Path, tmp_pat
     repo.recall("postgres")
     repo.capture(turn(2, "Remember: the billing cache is Redis 7."))
     value = memory("rediscache1", "Billing cache is Redis 7", scope="project/billing")
-    commit_change(
+    publish(
         repo.git,
         lambda tip: Change(
             files={value.path: write_memory(tmp_path, value).read_bytes()}, message="memory"

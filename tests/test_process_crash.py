@@ -253,32 +253,60 @@ def run_cli(path: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_held_run_ref_lock_fails_cleanly(one_run: tuple[Path, str]) -> None:
-    """A lock held on the new run's ref: a conflict (not an internal error), and the
-    branch, index and work tree still agree."""
+    """A lock held on the new run's ref: a conflict (not an internal error), and nothing
+    moved, since the branch and the run's ref are set in one transaction."""
     path, run_id = one_run
+    head = git(path, "rev-parse", "HEAD")
     lock = path / ".git" / "refs" / "memgit" / "runs" / f"{run_id}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.touch()
     done = run_cli(path)
-    assert done.returncode != 70, done.stderr
-    assert "error[internal]" not in done.stderr
+    assert done.returncode == 4, done.stderr
+    assert f"error[git-lock]: refs/memgit/runs/{run_id}: " in done.stderr
+    assert git(path, "rev-parse", "HEAD") == head
     assert git(path, "status", "--porcelain") == ""
+    assert not publishing(path)
 
 
-def test_a_run_ref_lock_left_by_a_dead_writer_is_recovered(one_run: tuple[Path, str]) -> None:
-    """A writer that died while writing a run ref (branch moved, ref lock left, journal
-    naming the ref): the next `memgit process` finishes its work and succeeds."""
+# A process run that SIGKILLs itself inside its ref transaction, holding the locks.
+KILLED_IN_THE_REF_TRANSACTION = r"""
+import os, signal, sys
+import memgit.store.engine as engine
+from memgit import MemoryRepo
+
+def die_holding_the_locks(repo, branch, tip, new, change):
+    transaction = repo.transaction()
+    for name in [branch, *change.refs]:
+        transaction.lock_ref(name)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+engine._move_refs = die_holding_the_locks
+MemoryRepo.open(sys.argv[1]).process()
+"""
+
+
+def test_ref_locks_left_by_a_writer_killed_in_its_transaction_are_recovered(
+    one_run: tuple[Path, str],
+) -> None:
+    """A writer killed while its ref transaction held the branch's and the run ref's
+    (still empty) locks: the next `memgit process` removes them and succeeds."""
     path, run_id = one_run
-    lock = path / ".git" / "refs" / "memgit" / "runs" / f"{run_id}.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    lock.touch()
-    run_cli(path)  # dies after moving the branch, leaving the lock and its journal
-    journal = publishing(path)
-    assert f"refs/memgit/runs/{run_id}" in journal.get("refs", {})
-    assert git(path, "rev-parse", "HEAD").strip() == journal["new"]
+    head = git(path, "rev-parse", "HEAD")
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_IN_THE_REF_TRANSACTION, str(path)],
+        capture_output=True,
+        timeout=PROC_TIMEOUT,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    assert f"refs/memgit/runs/{run_id}" in publishing(path).get("refs", {})
+    assert (path / ".git" / "refs" / "memgit" / "runs" / f"{run_id}.lock").read_bytes() == b""
+    assert (path / ".git" / "refs" / "heads" / "main.lock").exists()
+    assert git(path, "rev-parse", "HEAD") == head
 
     done = run_cli(path)
     assert done.returncode == 0, done.stderr
-    assert git(path, "rev-parse", f"refs/memgit/runs/{run_id}").strip() == journal["new"]
+    assert git(path, "rev-parse", f"refs/memgit/runs/{run_id}") == git(path, "rev-parse", "HEAD")
     assert git(path, "status", "--porcelain") == ""
+    assert not list((path / ".git" / "refs").rglob("*.lock"))
     assert_only_whole_runs(path)

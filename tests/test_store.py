@@ -17,7 +17,7 @@ import pytest
 
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.store import gitindex
-from memgit.store.engine import Change, commit_change
+from memgit.store.engine import Change, publish
 from memgit.store.lock import WriterLock
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
@@ -154,7 +154,7 @@ def test_unsafe_paths_are_refused(plain_repo: pygit2.Repository, bad: str) -> No
 
 def test_commit_updates_branch_index_and_worktree(plain_repo: pygit2.Repository) -> None:
     path = Path(plain_repo.workdir)
-    result = commit_change(plain_repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    result = publish(plain_repo, write({"notes/a.txt": b"A\n"}), guard=None)
     assert result.commit == git(path, "rev-parse", "HEAD").strip()
     assert (path / "notes/a.txt").read_bytes() == b"A\n"
     assert git(path, "status", "--porcelain") == ""
@@ -166,15 +166,15 @@ def test_commit_updates_branch_index_and_worktree(plain_repo: pygit2.Repository)
 
 def test_deleting_a_file_removes_it_and_its_empty_folders(plain_repo: pygit2.Repository) -> None:
     path = Path(plain_repo.workdir)
-    commit_change(plain_repo, write({"deep/er/a.txt": b"A"}), guard=None)
-    commit_change(plain_repo, write({"deep/er/a.txt": None}), guard=None)
+    publish(plain_repo, write({"deep/er/a.txt": b"A"}), guard=None)
+    publish(plain_repo, write({"deep/er/a.txt": None}), guard=None)
     assert not (path / "deep").exists()
     assert git(path, "status", "--porcelain") == ""
 
 
 def test_no_op_change_makes_no_commit(plain_repo: pygit2.Repository) -> None:
     head = str(plain_repo.head.target)
-    result = commit_change(plain_repo, write({"README": b"hello\n"}), guard=None)
+    result = publish(plain_repo, write({"README": b"hello\n"}), guard=None)
     assert result.commit is None
     assert str(plain_repo.head.target) == head
 
@@ -192,7 +192,7 @@ def test_lost_race_is_reapplied_on_the_new_tip(plain_repo: pygit2.Repository) ->
             git(path, "commit", "-q", "-m", "their commit")
         return Change(files={"ours.txt": b"ours\n"}, message="ours\n")
 
-    result = commit_change(plain_repo, plan, guard=None)
+    result = publish(plain_repo, plan, guard=None)
     assert result.attempts == 2
     assert calls[1] == git(path, "rev-parse", "HEAD~1").strip()
     names = git(path, "ls-tree", "--name-only", "HEAD").split()
@@ -230,7 +230,7 @@ def test_local_edits_are_never_clobbered(plain_repo: pygit2.Repository, prepare,
     prepare(path)
     before = snapshot(path)
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"new.txt": b"memgit", "README": b"memgit"}), guard=None)
+        publish(plain_repo, write({"new.txt": b"memgit", "README": b"memgit"}), guard=None)
     assert caught.value.code == "local-edits"
     assert what in caught.value.message
     assert snapshot(path) == before
@@ -243,7 +243,7 @@ def test_symlinked_folder_is_refused(plain_repo: pygit2.Repository, tmp_path: Pa
     (path / "inbox").symlink_to(outside)
     before = snapshot(path)
     with pytest.raises(InvalidInputError) as caught:
-        commit_change(plain_repo, write({"inbox/a/b.yaml": b"x"}), guard=None)
+        publish(plain_repo, write({"inbox/a/b.yaml": b"x"}), guard=None)
     assert caught.value.code == "unsafe-path"
     assert list(outside.iterdir()) == []
     assert snapshot(path) == before
@@ -251,7 +251,7 @@ def test_symlinked_folder_is_refused(plain_repo: pygit2.Repository, tmp_path: Pa
 
 def test_file_where_a_folder_is_needed_is_a_conflict(plain_repo: pygit2.Repository) -> None:
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"README/x": b"x"}), guard=None)
+        publish(plain_repo, write({"README/x": b"x"}), guard=None)
     assert caught.value.code == "path-conflict"
 
 
@@ -260,19 +260,19 @@ def test_detached_and_unborn_heads_are_refused(plain_repo: pygit2.Repository) ->
     git(path, "checkout", "-q", "--detach")
     before = snapshot(path)
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"a": b"a"}), guard=None)
+        publish(plain_repo, write({"a": b"a"}), guard=None)
     assert caught.value.code == "detached-head"
     assert snapshot(path) == before
     git(path, "checkout", "-q", "--orphan", "fresh")
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"a": b"a"}), guard=None)
+        publish(plain_repo, write({"a": b"a"}), guard=None)
     assert caught.value.code == "unborn-branch"
 
 
 def test_extra_refs_point_at_the_new_commit(plain_repo: pygit2.Repository) -> None:
     path = Path(plain_repo.workdir)
     change = Change(files={"a": b"a"}, message="run\n", refs={"refs/memgit/runs/r1": "HEAD"})
-    result = commit_change(plain_repo, lambda tip: change, guard=None)
+    result = publish(plain_repo, lambda tip: change, guard=None)
     assert git(path, "rev-parse", "refs/memgit/runs/r1").strip() == result.commit
 
 
@@ -296,7 +296,7 @@ def test_busy_lock_names_the_live_holder(plain_repo: pygit2.Repository) -> None:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         before = snapshot(Path(plain_repo.workdir))
         with pytest.raises(ConflictError) as caught:
-            commit_change(plain_repo, write({"a": b"a"}), lock_timeout=0.3, guard=None)
+            publish(plain_repo, write({"a": b"a"}), lock_timeout=0.3, guard=None)
         assert caught.value.code == "lock-busy"
         assert f"memgit process {holder.pid}" in caught.value.message
         assert "(running)" in caught.value.message
@@ -305,7 +305,7 @@ def test_busy_lock_names_the_live_holder(plain_repo: pygit2.Repository) -> None:
         holder.kill()
         holder.wait()
     # The kernel released the lock with the process: the next writer goes ahead.
-    assert commit_change(plain_repo, write({"a": b"a"}), lock_timeout=2, guard=None).commit
+    assert publish(plain_repo, write({"a": b"a"}), lock_timeout=2, guard=None).commit
 
 
 def _half_published(repo: pygit2.Repository) -> dict[str, object]:
@@ -338,7 +338,7 @@ def test_writer_killed_after_moving_the_branch_is_finished_by_the_next(
 ) -> None:
     path = Path(plain_repo.workdir)
     _half_published(plain_repo)
-    commit_change(plain_repo, write({"next.txt": b"next\n"}), guard=None)
+    publish(plain_repo, write({"next.txt": b"next\n"}), guard=None)
     assert (path / "orphan.txt").read_bytes() == b"orphan\n"
     assert git(path, "status", "--porcelain") == ""
     assert git(path, "log", "--format=%s").splitlines()[:2] == ["test: write", "half done"]
@@ -390,14 +390,14 @@ def test_a_lock_a_git_command_took_after_the_crash_is_left(
     monkeypatch.setattr(engine, "REF_LOCK_WAIT", 0.2)
     monkeypatch.setattr(gitindex, "LOCK_WAIT", 0.2)
     with pytest.raises(ConflictError) as caught:  # the dead writer's sync cannot finish
-        commit_change(plain_repo, write({"a": b"a"}), guard=None)
+        publish(plain_repo, write({"a": b"a"}), guard=None)
     assert caught.value.code == "git-lock"
     finish_dead_writer(plain_repo)  # a reader cannot either, and goes on
     assert index_lock.read_bytes() == b"DIRC"
     assert ref_lock.exists()
     index_lock.unlink()
     ref_lock.write_text(f"{journal['new']}\n")  # the dead writer's, as libgit2 writes it
-    assert commit_change(plain_repo, write({"a": b"a"}), guard=None).commit
+    assert publish(plain_repo, write({"a": b"a"}), guard=None).commit
     assert not ref_lock.exists()
     assert git(Path(plain_repo.workdir), "status", "--porcelain") == ""
 
@@ -412,7 +412,7 @@ def test_foreign_index_lock_is_reported_not_removed(plain_repo: pygit2.Repositor
     try:
         engine.REF_LOCK_WAIT = 0.2
         with pytest.raises(ConflictError) as caught:
-            commit_change(plain_repo, write({"a": b"a"}), guard=None)
+            publish(plain_repo, write({"a": b"a"}), guard=None)
     finally:
         engine.REF_LOCK_WAIT = old_wait
     assert caught.value.code == "git-lock"
@@ -433,12 +433,68 @@ def test_a_held_branch_lock_is_never_taken_for_a_dead_writers(
     head = str(plain_repo.head.target)
     for _ in range(2):
         with pytest.raises(ConflictError) as caught:
-            commit_change(plain_repo, write({"a": b"a"}), guard=None)
+            publish(plain_repo, write({"a": b"a"}), guard=None)
         assert caught.value.code == "git-lock"
         assert lock.exists()
     assert str(plain_repo.references["refs/heads/main"].target) == head
     lock.unlink()
-    assert commit_change(plain_repo, write({"a": b"a"}), guard=None).commit
+    assert publish(plain_repo, write({"a": b"a"}), guard=None).commit
+
+
+def test_the_branch_and_memgits_refs_move_together_or_not_at_all(
+    plain_repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write's run ref is set in the same transaction as the branch: with that ref's
+    lock held by someone else, neither moves (before, the branch moved and the ref was
+    left for the next writer to create)."""
+    from memgit.store import engine
+
+    monkeypatch.setattr(engine, "REF_LOCK_WAIT", 0.2)
+    path = Path(plain_repo.workdir)
+    ref_lock = Path(plain_repo.path) / "refs" / "memgit" / "runs" / "r1.lock"
+    ref_lock.parent.mkdir(parents=True)
+    ref_lock.write_bytes(b"")
+    before = snapshot(path)
+    change = Change(files={"a": b"a"}, message="test: run\n", refs={"refs/memgit/runs/r1": "HEAD"})
+    with pytest.raises(ConflictError) as caught:
+        publish(plain_repo, lambda tip: change, guard=None)
+    assert caught.value.code == "git-lock"
+    assert caught.value.path == "refs/memgit/runs/r1"
+    assert snapshot(path) == before
+    assert "refs/memgit/runs/r1" not in plain_repo.references
+    ref_lock.unlink()
+    result = publish(plain_repo, lambda tip: change, guard=None)
+    assert str(plain_repo.references["refs/memgit/runs/r1"].target) == result.commit
+    assert git(path, "rev-parse", "HEAD") == f"{result.commit}\n"
+
+
+def test_a_branch_not_checked_out_is_published_without_the_checkout(
+    plain_repo: pygit2.Repository,
+) -> None:
+    """publish(ref=...) builds on that branch's tip and leaves index and work tree alone,
+    local edits included: a proposal branch needs no checkout."""
+    path = Path(plain_repo.workdir)
+    (path / "README").write_text("my own edit\n")
+    (path / "a").write_text("untracked, in the way of nothing\n")
+    before = snapshot(path)
+    head = git(path, "rev-parse", "HEAD")
+    result = publish(
+        plain_repo,
+        write({"a": b"proposed\n"}),
+        guard=None,
+        ref="refs/heads/memgit/proposals/p1",
+        allow_unborn=True,
+    )
+    assert result.parent is None and result.commit is not None
+    again = publish(
+        plain_repo, write({"b": b"more\n"}), guard=None, ref="refs/heads/memgit/proposals/p1"
+    )
+    assert again.parent == result.commit
+    assert git(path, "rev-parse", "HEAD") == head
+    after = snapshot(path)
+    assert {**after, "refs": None} == {**before, "refs": None}
+    shown = git(path, "ls-tree", "--name-only", "memgit/proposals/p1").split()
+    assert shown == ["a", "b"]
 
 
 def test_git_failing_on_the_index_is_reported_and_nothing_is_committed(
@@ -452,7 +508,7 @@ def test_git_failing_on_the_index_is_reported_and_nothing_is_committed(
     index_file.write_bytes(data[:4] + (99).to_bytes(4, "big") + data[8:])  # index version 99
     head = git(path, "rev-parse", "HEAD")
     with pytest.raises(ConflictError) as caught:
-        commit_change(plain_repo, write({"notes/a.txt": b"A\n"}), guard=None)
+        publish(plain_repo, write({"notes/a.txt": b"A\n"}), guard=None)
     assert caught.value.code == "git-failed"
     assert "index" in caught.value.message
     assert git(path, "rev-parse", "HEAD") == head
@@ -474,7 +530,7 @@ def test_a_refused_change_leaves_no_lookup_running(plain_repo: pygit2.Repository
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(InvalidInputError):
-            commit_change(plain_repo, write({"notes/a.txt": b"A\n"}), guard=_Refuse())
+            publish(plain_repo, write({"notes/a.txt": b"A\n"}), guard=_Refuse())
         gc.collect()
     running = [w for w in caught if "subprocess" in str(w.message)]
     assert not running, [str(w.message) for w in running]
@@ -508,12 +564,12 @@ def test_a_large_index_is_kept_in_split_mode(
     monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", whole // 4)  # 300 files count as large
     repo = open_repository(path)
     assert not _split_mode(path)
-    commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    publish(repo, write({"notes/a.txt": b"A\n"}), guard=None)
     assert _split_mode(path)
     shared = _shared_indexes(path)
     assert len(shared) == 1
     assert (path / ".git" / "index").stat().st_size < whole // 4
-    commit_change(repo, write({"notes/b.txt": b"B\n", "f000.txt": None}), guard=None)
+    publish(repo, write({"notes/b.txt": b"B\n", "f000.txt": None}), guard=None)
     assert _shared_indexes(path) == shared  # only the small part was written
     assert (path / ".git" / "index").stat().st_size < whole // 4
     assert git(path, "status", "--porcelain") == ""
@@ -525,7 +581,7 @@ def test_a_large_index_is_kept_in_split_mode(
         os.utime(path / f"f{number:03}.txt", (earlier, earlier))
     git(path, "status", "--porcelain")  # refreshes all stat data into the small part
     assert (path / ".git" / "index").stat().st_size >= whole // 4
-    commit_change(repo, write({"notes/c.txt": b"C\n"}), guard=None)
+    publish(repo, write({"notes/c.txt": b"C\n"}), guard=None)
     assert len(_shared_indexes(path)) == 2  # the entries moved to a new shared index
     assert (path / ".git" / "index").stat().st_size < whole // 4
     assert git(path, "status", "--porcelain") == ""
@@ -539,7 +595,7 @@ def test_core_split_index_false_keeps_the_index_whole(
     repo = _plain_repo(tmp_path)
     path = Path(repo.workdir)
     git(path, "config", "core.splitIndex", "false")
-    commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    publish(repo, write({"notes/a.txt": b"A\n"}), guard=None)
     assert not list((path / ".git").glob("sharedindex.*"))
     assert repo.index["notes/a.txt"].id == repo.head.peel(pygit2.Commit).tree["notes/a.txt"].id
 
@@ -560,9 +616,9 @@ def test_a_small_index_in_split_mode_is_handled(tmp_path: Path, how: str) -> Non
     with pytest.raises(pygit2.GitError):
         repo.index.read(True)
     with pytest.raises(ConflictError) as caught:  # a staged edit is still seen
-        commit_change(repo, write({"notes/mine.txt": b"memgit's\n"}), guard=None)
+        publish(repo, write({"notes/mine.txt": b"memgit's\n"}), guard=None)
     assert caught.value.code == "local-edits"
-    commit_change(repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    publish(repo, write({"notes/a.txt": b"A\n"}), guard=None)
     assert git(path, "ls-files").split() == ["README", "notes/a.txt", "notes/mine.txt"]
     assert git(path, "status", "--porcelain") == "A  notes/mine.txt\n"
     assert _split_mode(path)
@@ -572,7 +628,7 @@ def test_meanwhile_runs_on_the_new_tree_before_the_index_is_waited_for(
     plain_repo: pygit2.Repository,
 ) -> None:
     seen: list[str] = []
-    result = commit_change(
+    result = publish(
         plain_repo,
         write({"notes/a.txt": b"A\n"}),
         guard=None,

@@ -17,7 +17,7 @@ from memgit.capture.turn import Turn, redact_turn, render_capture, turn_from_dat
 from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.governance.checks import GOVERNANCE
-from memgit.store.engine import Change, commit_change
+from memgit.store.engine import Change, publish
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
 
@@ -79,7 +79,7 @@ def capture_turns(
         new_turns = [turn for turn, _, _ in prepared if not outcome[turn.path]]
         return Change(files=files, message=_message(new_turns))
 
-    result = commit_change(
+    result = publish(
         repo, plan, guard=GOVERNANCE, author_fallback=author_fallback, lock_timeout=lock_timeout
     )
     captured = tuple(

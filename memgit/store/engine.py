@@ -1,16 +1,23 @@
-"""The commit engine: every memgit write goes through :func:`commit_change`.
+"""The commit engine: every memgit write goes through :func:`publish`.
 
-A write is a function from the current branch tip to a :class:`Change`. Under
-the writer lock the engine builds the commit in memory, checks that the
-person's index and working tree do not hold edits to the touched paths, then
-moves the branch by compare-and-swap. If the branch moved (someone ran
-``git commit`` meanwhile) it asks the function again on the new tip, so a lost
-race is re-applied, never overwritten. Finally it brings exactly the touched
-paths of the index and working tree in line.
+A write is a function from a branch tip to a :class:`Change`. Under the writer
+lock the engine builds the commit in memory, runs the guard (the governance
+checks) on it, and moves the branch and memgit's own refs (runs, retired
+memories) in one ref transaction: the refs are locked, the branch is compared
+with the tip the change was planned on, and only then are they all set. If the
+branch moved (someone ran ``git commit`` meanwhile) it asks the function again
+on the new tip, so a lost race is re-applied, never overwritten.
+
+When the branch is the one checked out, the checkout is part of the write
+(:mod:`memgit.store.worktree`): before the refs move, the person's index and
+working tree must hold no edits to the touched paths; after, exactly those
+paths are brought in line. A branch that is not checked out (a proposal) is
+published with no checkout at all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -64,44 +71,49 @@ class Guard(Protocol):
         """Look at the tree about to be committed on ``base``."""
 
 
-def commit_change(
+def publish(
     repo: pygit2.Repository,
     plan: Planner,
     *,
     guard: Guard | None,
+    ref: str | None = None,
     allow_unborn: bool = False,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
     meanwhile: Callable[[pygit2.Tree], None] | None = None,
 ) -> CommitResult:
-    """Apply ``plan`` to the branch tip as one commit; see the module docstring.
+    """Apply ``plan`` to the tip of ``ref`` (the checked-out branch by default) as one
+    commit; see the module docstring.
 
     ``guard`` screens the new contents before any object is written and checks
     the prepared tree before anything is published; memgit's flows pass the
     governance checks (the same ones the pre-commit hooks run). ``meanwhile``
     runs on the new tree once the commit is published, while the index is being
-    saved (for a large index, git saves it on the other core).
+    saved (git saves it on the other core).
     """
     git_dir = Path(repo.path)
     with WriterLock(git_dir, timeout=lock_timeout) as lock:
         recovery.recover(repo, lock.previous)
         lock.write({})
-        branch = head_branch(repo, allow_unborn=allow_unborn)
+        branch = ref if ref is not None else head_branch(repo, allow_unborn=allow_unborn)
+        checked_out = ref is None or _checked_out(repo) == ref
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            ref = repo.references.get(branch)
-            tip = ref.peel(pygit2.Commit) if ref is not None else None
+            current = repo.references.get(branch)
+            tip = current.peel(pygit2.Commit) if current is not None else None
             change = plan(tip)
             if change is None or not change.files:
                 return _no_op(tip, branch, attempt)
-            wait_for_git_lock(git_dir / "index.lock")
-            with open_index(repo) as index:
-                # Looking up the touched paths' index entries (a git process for a
-                # large index) overlaps building and checking the commit.
-                index.prefetch(change.files)
-                result = _publish(
+            if checked_out:
+                wait_for_git_lock(git_dir / "index.lock")
+            checkout = open_index(repo) if checked_out else contextlib.nullcontext()
+            with checkout as index:
+                if index is not None:
+                    # Looking up the touched paths' index entries (a git process)
+                    # overlaps building and checking the commit.
+                    index.prefetch(change.files)
+                result = _publish_once(
                     repo,
                     lock,
-                    ref,
                     branch,
                     tip,
                     change,
@@ -121,21 +133,29 @@ def commit_change(
     )
 
 
-def _publish(
+def _checked_out(repo: pygit2.Repository) -> str | None:
+    """The branch HEAD names, or None when HEAD is detached."""
+    if repo.head_is_detached:
+        return None
+    name = repo.references["HEAD"].target
+    return name if isinstance(name, str) else None
+
+
+def _publish_once(
     repo: pygit2.Repository,
     lock: WriterLock,
-    ref: pygit2.Reference | None,
     branch: str,
     tip: pygit2.Commit | None,
     change: Change,
     *,
     guard: Guard | None,
-    index: GitIndex,
+    index: GitIndex | None,
     attempt: int,
     author_fallback: tuple[str, str] | None,
     meanwhile: Callable[[pygit2.Tree], None] | None,
 ) -> CommitResult | None:
-    """Build, check and publish ``change`` on ``tip``; None when the branch moved first."""
+    """Build, check and publish ``change`` on ``tip``; None when the branch moved first.
+    ``index`` is the checkout's, when the branch is checked out."""
     base_tree = tip.tree if tip is not None else None
     if guard is not None:
         guard.screen(change.files)
@@ -147,7 +167,8 @@ def _publish(
         raise TypeError(f"build_tree returned {tree_id}, which is not a tree")
     if guard is not None:
         guard.check(repo, tree, tip)
-    check_untouched(repo, index, base_tree, change.files)
+    if index is not None:
+        check_untouched(repo, index, base_tree, change.files)
     author, committer = signatures(repo, author_fallback)
     parents = [tip.id] if tip is not None else []
     new = repo.create_commit(None, author, committer, change.message, tree_id, parents)
@@ -162,7 +183,7 @@ def _publish(
         }
     )
     try:
-        moved = _move_branch(repo, ref, branch, new, change.message)
+        moved = _move_refs(repo, branch, tip, new, change)
     except ConflictError:
         # Nothing was published, and the lock in the way is not ours:
         # the next writer must not take it for a dead writer's.
@@ -170,20 +191,10 @@ def _publish(
         raise
     if not moved:
         return None
-    try:
-        _write_extra_refs(repo, change.refs, new, change.message)
-    except (OSError, pygit2.GitError) as err:
-        # The commit is published: keep the work tree in line with it, and
-        # leave the journal so the next writer creates the missing refs.
-        apply_to_worktree(repo, index, tree, change.files)
-        raise ConflictError(
-            f"committed {str(new)[:12]}, but a ref could not be written: {err}",
-            code="git-lock",
-            path=branch,
-            hint="another git process may hold the ref's lock; the next memgit "
-            "write creates the missing ref",
-        ) from err
-    apply_to_worktree(repo, index, tree, change.files, meanwhile=meanwhile)
+    if index is not None:
+        apply_to_worktree(repo, index, tree, change.files, meanwhile=meanwhile)
+    elif meanwhile is not None:
+        meanwhile(tree)
     lock.write({})
     return CommitResult(
         commit=str(new),
@@ -216,45 +227,49 @@ def _reflog_message(message: str) -> str:
     return "memgit: " + message.split("\n", 1)[0]
 
 
-def _move_branch(
+def _move_refs(
     repo: pygit2.Repository,
-    ref: pygit2.Reference | None,
     branch: str,
+    tip: pygit2.Commit | None,
     new: pygit2.Oid,
-    message: str,
+    change: Change,
 ) -> bool:
-    """Compare-and-swap the branch to ``new``; False if it moved since it was read."""
+    """Move ``branch`` from ``tip`` to ``new`` and set ``change.refs``, all in one ref
+    transaction; False if the branch no longer points at ``tip``.
+
+    The branch is compared under its lock, so nothing can move it between the
+    comparison and the update. A lock held by someone else is waited for briefly.
+    The reflog entries name the repository's identity, as git's own would (pygit2
+    1.21 cannot pass a signature to a transaction).
+    """
+    names = [branch, *change.refs]
+    message = _reflog_message(change.message)
     deadline = time.monotonic() + REF_LOCK_WAIT
     while True:
         try:
-            if ref is None:
-                repo.create_reference_direct(branch, new, False, message=_reflog_message(message))
-            else:
-                ref.set_target(new, _reflog_message(message))
+            with repo.transaction() as transaction:
+                for name in names:
+                    transaction.lock_ref(name)
+                current = repo.references.get(branch)
+                if (current.target if current is not None else None) != (
+                    tip.id if tip is not None else None
+                ):
+                    return False  # the transaction ends with nothing set: the locks go
+                transaction.set_target(branch, new, None, message)
+                for name, target in change.refs.items():
+                    oid = new if target == "HEAD" else pygit2.Oid(hex=target)
+                    transaction.set_target(name, oid, None, message)
             return True
-        except pygit2.AlreadyExistsError:
-            return False
         except pygit2.GitError as err:
-            if "does not match" in str(err) or "modified" in str(err) or "exists" in str(err):
-                return False
-            raise
-        except OSError as err:
-            # libgit2 reports a ref lock held by someone else as OSError.
+            held = next((n for n in names if (Path(repo.path) / f"{n}.lock").exists()), None)
+            if held is None:
+                raise  # not a lock in the way
             if time.monotonic() >= deadline:
                 raise ConflictError(
-                    f"cannot lock {branch}: {err}",
+                    f"cannot lock {held}: another git process holds .git/{held}.lock",
                     code="git-lock",
-                    path=branch,
+                    path=held,
                     hint=f"a git command may be running; if none is, remove "
-                    f".git/{branch}.lock and retry",
+                    f".git/{held}.lock and retry",
                 ) from err
             time.sleep(0.02)
-
-
-def _write_extra_refs(
-    repo: pygit2.Repository, refs: Mapping[str, str], commit: pygit2.Oid, message: str
-) -> None:
-    """Point memgit's own refs (runs, retired memories) at their commits."""
-    for name, target in refs.items():
-        oid = commit if target == "HEAD" else pygit2.Oid(hex=target)
-        repo.create_reference_direct(name, oid, True, message=_reflog_message(message))
