@@ -23,11 +23,28 @@ from memgit.constants import (
     TRAILER_SUPERSEDED,
     TRAILER_UPDATED,
 )
+from memgit.errors import InvalidInputError
 from memgit.evidence import EvidenceUnit
 from memgit.gate.contract import Candidate, GateOutput
 from memgit.layout import memory_path
 from memgit.memory import Memory, Source, Supersedes, new_memory_id, render_memory
 from memgit.store.tree import blob_at
+
+
+def _target(catalog: Catalog, candidate: Candidate) -> Memory | None:
+    """The memory an UPDATE, SUPERSEDE or RETRACT names; the contract checked that it is
+    in the tree the catalog reads, so a miss is refused, not guessed around."""
+    if candidate.action not in ("UPDATE", "SUPERSEDE", "RETRACT"):
+        return None
+    found = catalog.load(candidate.target) if candidate.target else None
+    if found is None:
+        raise InvalidInputError(
+            f"{candidate.action} names {candidate.target!r}, which is not an active memory",
+            code="unknown-target",
+            field=f"candidates[{candidate.candidate_id}].target",
+            hint="the memory may have been retired meanwhile; run `memgit process` again",
+        )
+    return found
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,16 +140,14 @@ def apply_gate_output(
     tip_id = str(tip.id) if tip is not None else ""
     for candidate in gate.candidates:
         sources = _sources(candidate, units)
-        old = catalog.load(candidate.target) if candidate.target else None
-        if candidate.action == "RETRACT":
-            assert old is not None
+        old = _target(catalog, candidate)
+        if candidate.action == "RETRACT" and old is not None:
             files[old.path] = None
             refs[f"{REFS_RETIRED}{old.id}"] = tip_id
             trailers.append((TRAILER_RETRACTED, old.id))
             applied.append(_decision(candidate, old.id, old.path))
             continue
-        if candidate.action == "UPDATE":
-            assert old is not None
+        if candidate.action == "UPDATE" and old is not None:
             memory = Memory(
                 id=old.id,
                 type=candidate.type or old.type,
@@ -159,8 +174,7 @@ def apply_gate_output(
             memory_id = _fresh_id(candidate, sources, in_use)
             taken.add(memory_id)
             supersedes: tuple[Supersedes, ...] = ()
-            if candidate.action == "SUPERSEDE":
-                assert old is not None
+            if candidate.action == "SUPERSEDE" and old is not None:
                 files[old.path] = None
                 refs[f"{REFS_RETIRED}{old.id}"] = tip_id
                 supersedes = (Supersedes(id=old.id, commit=tip_id),)

@@ -15,7 +15,7 @@ import pygit2
 from memgit.constants import MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.memory import Memory, parse_memory
-from memgit.store.tree import read_blob
+from memgit.store.tree import read_blob, read_tree
 
 _BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
 
@@ -101,9 +101,7 @@ def find_memory_file(
                     continue
                 if skip_shards and len(child.name or "") == 2:
                     continue
-                sub = repo[child.id]
-                assert isinstance(sub, pygit2.Tree)
-                stack.append((sub, f"{prefix}/{child.name}"))
+                stack.append((read_tree(repo, child.id), f"{prefix}/{child.name}"))
     return None
 
 

@@ -68,7 +68,7 @@ Progress = Callable[[int, int], None]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunOutcome:
     run_id: str
-    commit: str | None
+    commit: str
     backend: str
     model: str | None
     captures: tuple[str, ...]

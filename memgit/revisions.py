@@ -39,7 +39,6 @@ def resolve_as_of(repo: pygit2.Repository, value: str) -> pygit2.Commit:
             commit = obj.peel(pygit2.Commit)
         except (ValueError, pygit2.GitError) as err:
             raise _bad_revision(shown, "names no commit") from err
-        assert isinstance(commit, pygit2.Commit)
         return commit
     when = _parse_date(value.strip())
     if when is None:

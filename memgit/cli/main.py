@@ -39,7 +39,8 @@ class LazyGroup(click.Group):
             return None
         module_name, attribute = target.split(":")
         command = getattr(importlib.import_module(module_name), attribute)
-        assert isinstance(command, click.Command)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
         return command
 
 

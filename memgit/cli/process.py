@@ -90,7 +90,6 @@ def process(
     if not result.runs and not result.cleanup_commit:
         click.echo("Nothing to process.")
     for run in result.runs:
-        assert run.commit is not None
         click.echo(
             f"Run {run.run_id}: {describe_decisions(run.decisions)} from "
             f"{plural(len(run.captures), 'capture')} in {run.commit[:12]}"

@@ -113,7 +113,6 @@ def _resolve_commit(repo: pygit2.Repository, spec: str) -> pygit2.Commit:
             field="REV_RANGE",
             hint="name commits as git does: a branch, a tag, a commit id, HEAD~3",
         ) from err
-    assert isinstance(commit, pygit2.Commit)
     return commit
 
 

@@ -32,7 +32,7 @@ from memgit.store.gitindex import GitIndex, open_index
 from memgit.store.identity import signatures
 from memgit.store.lock import WriterLock
 from memgit.store.repository import head_branch
-from memgit.store.tree import build_tree
+from memgit.store.tree import build_tree, read_tree
 from memgit.store.worktree import apply_to_worktree, check_untouched
 
 MAX_ATTEMPTS = 20
@@ -162,9 +162,7 @@ def _publish_once(
     tree_id = build_tree(repo, base_tree, change.files)
     if tip is not None and tree_id == tip.tree_id:
         return _no_op(tip, branch, attempt)
-    tree = repo.get(tree_id)
-    if not isinstance(tree, pygit2.Tree):
-        raise TypeError(f"build_tree returned {tree_id}, which is not a tree")
+    tree = read_tree(repo, tree_id)
     if guard is not None:
         guard.check(repo, tree, tip)
     if index is not None:

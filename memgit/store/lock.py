@@ -95,7 +95,8 @@ class WriterLock:
 
     def write(self, state: dict[str, Any]) -> None:
         """Replace the journal: who holds the lock, plus what it is doing now."""
-        assert self._fd is not None, "write() needs the lock"
+        if self._fd is None:
+            raise RuntimeError("WriterLock.write() needs the lock held")
         record = {"pid": os.getpid(), "host": socket.gethostname(), "at": time.time(), **state}
         data = json.dumps(record).encode("utf-8")
         os.ftruncate(self._fd, 0)

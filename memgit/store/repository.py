@@ -118,7 +118,8 @@ def head_branch(repo: pygit2.Repository, *, allow_unborn: bool = False) -> str:
             hint="check out a branch first, e.g. `git switch main`",
         )
     name = repo.references["HEAD"].target
-    assert isinstance(name, str)
+    if not isinstance(name, str):  # a symbolic HEAD names a ref; a detached one was refused
+        raise ConflictError("HEAD names no branch", code="detached-head", path="HEAD")
     if not allow_unborn and repo.head_is_unborn:
         raise ConflictError(
             f"branch {name.removeprefix('refs/heads/')} has no commits yet",

@@ -16,7 +16,7 @@ import pygit2
 
 from memgit.errors import ConflictError
 from memgit.store.gitindex import git_failed
-from memgit.store.tree import Entry, place_entries
+from memgit.store.tree import Entry, place_entries, read_tree
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _DIFF = ("diff-index", "--cached", "--no-renames", "--ignore-submodules=none", "-z")
@@ -41,9 +41,7 @@ def staged_tree(repo: pygit2.Repository, base: pygit2.Commit | None) -> pygit2.T
             changes[path] = None
         else:
             changes[path] = (pygit2.Oid(hex=new_id.decode("ascii")), int(new_mode, 8))
-    tree = repo[place_entries(repo, base.tree if base is not None else None, changes)]
-    assert isinstance(tree, pygit2.Tree)
-    return tree
+    return read_tree(repo, place_entries(repo, base.tree if base is not None else None, changes))
 
 
 def _git(repo: pygit2.Repository, *args: str) -> bytes:

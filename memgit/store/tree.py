@@ -128,6 +128,22 @@ def read_blob(repo: pygit2.Repository, oid: str | pygit2.Oid) -> bytes:
     return found.data
 
 
+def read_tree(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Tree:
+    """Tree ``oid``; KeyError, as for a missing object, when it is not one."""
+    found = repo[oid]
+    if not isinstance(found, pygit2.Tree):
+        raise KeyError(f"{oid} is not a tree")
+    return found
+
+
+def read_commit(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Commit:
+    """Commit ``oid``; KeyError, as for a missing object, when it is not one."""
+    found = repo[oid]
+    if not isinstance(found, pygit2.Commit):
+        raise KeyError(f"{oid} is not a commit")
+    return found
+
+
 def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
     """The blob id at ``path`` in ``tree``, or None where there is no file (nothing, a
     folder, or a submodule, whose commit is not in this repository)."""
@@ -187,9 +203,7 @@ def diff_trees(
 def _subtree(repo: pygit2.Repository, item: pygit2.Object | None) -> pygit2.Tree | None:
     if item is None or item.filemode != _TREE:
         return None
-    found = repo[item.id]
-    assert isinstance(found, pygit2.Tree)
-    return found
+    return read_tree(repo, item.id)
 
 
 def iter_blobs(
@@ -212,8 +226,6 @@ def iter_blobs(
         for item in subtree:
             path = f"{base}/{item.name}" if base else str(item.name)
             if item.type_str == "tree":
-                found = repo[item.id]
-                assert isinstance(found, pygit2.Tree)
-                stack.append((path, found))
+                stack.append((path, read_tree(repo, item.id)))
             elif item.type_str == "blob":
                 yield path, str(item.id)
