@@ -93,7 +93,8 @@ class TurnHit:
 
     ``matched_terms`` are query terms in the message itself (or its speaker or
     tool name); ``context_terms`` those found only in the messages just before
-    or after it, which also count towards its rank.
+    or after it, which also count towards its rank. ``removed_in`` is the commit
+    that removed an archived capture from the inbox (None while it is in the tree).
     """
 
     capture: str
@@ -111,6 +112,11 @@ class TurnHit:
     blob: str
     uncommitted: bool = False
     context_terms: tuple[str, ...] = ()
+    removed_in: str | None = None
+
+    @property
+    def archived(self) -> bool:
+        return self.removed_in is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,6 +135,8 @@ class TurnHit:
             "thread": self.thread,
             "blob": self.blob,
             "uncommitted": self.uncommitted,
+            "archived": self.archived,
+            "removed_in": self.removed_in,
         }
 
 
@@ -213,6 +221,7 @@ class Trace:
     retired: tuple[RetiredMatch, ...] = ()
     excluded_memories: tuple[str, ...] = ()
     excluded_turns: int = 0
+    archived_turns: int = 0
     problems: tuple[FileProblem, ...] = ()
     problems_total: int = 0
     index: dict[str, Any] = field(default_factory=dict)
@@ -229,6 +238,7 @@ class Trace:
             "retired": [match.to_dict() for match in self.retired],
             "excluded_memories": list(self.excluded_memories),
             "excluded_turns": self.excluded_turns,
+            "archived_turns": self.archived_turns,
             "problems": [problem.to_dict() for problem in self.problems],
             "problems_total": self.problems_total,
             "index": self.index,

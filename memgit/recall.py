@@ -11,7 +11,7 @@ memory that superseded them).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pygit2
@@ -154,13 +154,15 @@ class _Collector:
             ]
             memories.sort(key=lambda hit: -hit.score)
             memories = memories[: self.options.k]
+        turns = self._turn_hits()
+        trace = self._trace(excluded, retired_rows, retired_terms)
         return EvidencePack(
             query=self.query.text,
             k=self.options.k,
             as_of=self.snap.as_of,
             memories=tuple(memories),
-            turns=tuple(self._turn_hits()),
-            trace=self._trace(excluded, retired_rows, retired_terms),
+            turns=tuple(turns),
+            trace=replace(trace, archived_turns=sum(hit.archived for hit in turns)),
             filters=self.options.filters_dict(),
         )
 
@@ -379,6 +381,7 @@ class _Collector:
                     thread=row.thread,
                     blob=row.blob,
                     uncommitted=row.path in self.snap.files,
+                    removed_in=row.archived,
                 )
             )
         return hits

@@ -144,6 +144,8 @@ def _turn(number: int, turn: TurnHit) -> None:
     if turn.snippet:
         click.echo(f"     {turn.snippet}")
     click.echo(f"     {turn.capture} message {turn.message}")
+    if turn.removed_in is not None:
+        click.echo(f"     archived: removed from the inbox in {turn.removed_in[:12]}")
     if turn.matched_terms:
         click.echo(f"     matched: {', '.join(turn.matched_terms)}")
     if turn.context_terms:
@@ -180,6 +182,11 @@ def _trace(pack: EvidencePack) -> None:
         lines.append(f"left out by --exclude-thread: {', '.join(trace.excluded_memories)}")
     if trace.excluded_turns:
         lines.append(f"left out by --exclude-thread: {plural(trace.excluded_turns, 'turn')}")
+    if trace.archived_turns:
+        lines.append(
+            f"archived (removed from the inbox, read from history): "
+            f"{plural(trace.archived_turns, 'turn')}"
+        )
     for problem in trace.problems:
         lines.append(f"skipped {problem.path}: [{problem.code}] {problem.message}")
     if trace.problems_total > len(trace.problems):

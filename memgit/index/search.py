@@ -29,7 +29,7 @@ MEMORY_COLUMNS = (
 )
 _MESSAGE_COLUMNS = (
     "m.rowid, m.path, m.idx, m.blob, m.source, m.session, m.seq, m.thread, "
-    "m.timestamp, m.role, m.name"
+    "m.timestamp, m.role, m.name, m.archived"
 )
 
 
@@ -66,6 +66,7 @@ class MessageRow:
     role: str
     name: str | None
     score: float
+    archived: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,7 +239,8 @@ def search_messages(
             timestamp=row[8],
             role=row[9],
             name=row[10],
-            score=-float(row[11]),
+            archived=row[11],
+            score=-float(row[12]),
         )
         for row in conn.execute(sql, params)
     ]
