@@ -102,7 +102,7 @@ def render_pack(pack: EvidencePack) -> None:
     for number, hit in enumerate(pack.memories, 1):
         _memory(number, hit, show_turns=pack.filters.get("evidence", False))
     click.echo()
-    click.secho("Captured turns (raw evidence)", bold=True)
+    click.secho("Captured turns (raw evidence; a memory's own turns are shown under it)", bold=True)
     if not pack.turns:
         click.echo("  (none)")
     for number, turn in enumerate(pack.turns, 1):
@@ -133,6 +133,13 @@ def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
                 click.echo(f"       {message['role']}: {_short(message['content'], 160)}")
         if source.error:
             click.echo(f"       ({source.error})")
+    for turn in hit.source_turns:
+        where = f"{turn.capture} message {turn.message}"
+        if turn.removed_in is not None:
+            where += f", archived: removed from the inbox in {turn.removed_in[:12]}"
+        click.echo(f"     turn: {where}")
+        if turn.snippet:
+            click.echo(f"       {turn.snippet}")
 
 
 def _turn(number: int, turn: TurnHit) -> None:
