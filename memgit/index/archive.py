@@ -121,6 +121,28 @@ def archive_of(
     return found
 
 
+def archive_as_of(
+    conn: sqlite3.Connection,
+    repo: pygit2.Repository,
+    head: pygit2.Commit | None,
+    commit: pygit2.Commit,
+    tree: pygit2.Tree | None,
+) -> dict[str, Archived]:
+    """The archived captures as of ``commit``. When it is on HEAD's first-parent chain
+    (a date, ``HEAD~N``), HEAD's archive without the removals made after it: no tree is
+    diffed. A capture removed, captured again and removed again after ``commit`` then
+    counts as not yet captured. Any other commit walks its own history."""
+    after = commits_since(head, str(commit.id), MAX_HISTORY) if head is not None else None
+    if after is None:
+        return archive_of(repo, commit, tree)
+    later = {str(item.id) for item in after}
+    return {
+        path: entry
+        for path, entry in load_archive(conn).items()
+        if entry.commit not in later and not _in_tree(tree, path)
+    }
+
+
 def archive_changes(
     conn: sqlite3.Connection,
     repo: pygit2.Repository,

@@ -25,7 +25,7 @@ from memgit.constants import CACHE_DIR, INDEX_FILE
 from memgit.errors import MemgitError
 from memgit.index import database as db
 from memgit.index import overlay
-from memgit.index.archive import Archived, archive_of, load_archive, write_changes
+from memgit.index.archive import Archived, archive_as_of, load_archive, write_changes
 from memgit.index.refresh import (
     EMPTY_TREE,
     GitState,
@@ -318,7 +318,9 @@ class LexicalIndex:
         target = read_git_state(self.repo, commit)
         tree = tree_of(self.repo, target.tree)
         changed = iter_tree_changes(self.repo, tree_of(self.repo, head.tree), tree)
-        archive = archive_of(self.repo, commit, tree, progress)
+        head_commit = self.repo.get(head.commit) if head.commit is not None else None
+        assert head_commit is None or isinstance(head_commit, pygit2.Commit)
+        archive = archive_as_of(conn, self.repo, head_commit, commit, tree)
         have = load_archive(conn)
         moved: dict[str, Archived | None] = {path: None for path in have if path not in archive}
         moved.update((path, entry) for path, entry in archive.items() if have.get(path) != entry)
