@@ -311,7 +311,7 @@ def evaluate(corpus: Corpus) -> dict[str, Any]:
 
 
 MESSAGE_WEIGHT_GRID = ((0.5, 0.4), (0.3, 0.2), (0.3, 0.4), (0.5, 0.2), (0.5, 0.6), (0.7, 0.4))
-MEMORY_WEIGHT_GRID = (1.0, 0.0, 0.25, 0.5, 2.0, 4.0)
+MEMORY_WEIGHT_GRID = (0.25, 0.0, 0.5, 1.0, 2.0, 4.0)
 
 
 def choose(

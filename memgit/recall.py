@@ -47,7 +47,7 @@ MAX_EXCLUDED_SHOWN = 100
 # best source turn's score and the memory's own score times this weight: the two
 # are BM25 over different tables, and a memory found by its words alone must still
 # find its place. Chosen on LoCoMo conversations 0-4 (docs/performance.md).
-MEMORY_RANK_WEIGHT = 1.0
+MEMORY_RANK_WEIGHT = 0.25
 _TYPE = re.compile(r"[a-z][a-z0-9-]{0,31}")
 
 
