@@ -64,6 +64,9 @@ class MemoryHit:
     updated: str | None = None
     sources: tuple[SourceEvidence, ...] = ()
     superseded_by: Successor | None = None
+    # The captured turns its sources quote, live or archived, found in the index: the
+    # memory and these are one hit group (docs/recall.md, "Hit groups").
+    source_turns: tuple[TurnHit, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -81,6 +84,7 @@ class MemoryHit:
             "tags": list(self.tags),
             "updated": self.updated,
             "sources": [source.to_dict() for source in self.sources],
+            "source_turns": [turn.to_dict() for turn in self.source_turns],
         }
         if self.status != "active":
             data["superseded_by"] = self.superseded_by.to_dict() if self.superseded_by else None
@@ -93,7 +97,8 @@ class TurnHit:
 
     ``matched_terms`` are query terms in the message itself (or its speaker or
     tool name); ``context_terms`` those found only in the messages just before
-    or after it, which also count towards its rank.
+    or after it, which also count towards its rank. ``removed_in`` is the commit
+    that removed an archived capture from the inbox (None while it is in the tree).
     """
 
     capture: str
@@ -111,6 +116,11 @@ class TurnHit:
     blob: str
     uncommitted: bool = False
     context_terms: tuple[str, ...] = ()
+    removed_in: str | None = None
+
+    @property
+    def archived(self) -> bool:
+        return self.removed_in is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,6 +139,8 @@ class TurnHit:
             "thread": self.thread,
             "blob": self.blob,
             "uncommitted": self.uncommitted,
+            "archived": self.archived,
+            "removed_in": self.removed_in,
         }
 
 
@@ -213,6 +225,7 @@ class Trace:
     retired: tuple[RetiredMatch, ...] = ()
     excluded_memories: tuple[str, ...] = ()
     excluded_turns: int = 0
+    archived_turns: int = 0
     problems: tuple[FileProblem, ...] = ()
     problems_total: int = 0
     index: dict[str, Any] = field(default_factory=dict)
@@ -229,6 +242,7 @@ class Trace:
             "retired": [match.to_dict() for match in self.retired],
             "excluded_memories": list(self.excluded_memories),
             "excluded_turns": self.excluded_turns,
+            "archived_turns": self.archived_turns,
             "problems": [problem.to_dict() for problem in self.problems],
             "problems_total": self.problems_total,
             "index": self.index,
@@ -236,8 +250,35 @@ class Trace:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Ranked:
+    """One place in the combined ranking: a memory (with its source turns beneath it)
+    or a captured turn that is no memory's source; ``index`` points into the pack's
+    ``memories`` or ``turns``."""
+
+    kind: str  # "memory" or "turn"
+    index: int
+    score: float
+
+    def to_dict(self, pack: EvidencePack) -> dict[str, Any]:
+        if self.kind == "memory":
+            return {"kind": "memory", "id": pack.memories[self.index].id, "score": self.rounded}
+        turn = pack.turns[self.index]
+        return {
+            "kind": "turn",
+            "capture": turn.capture,
+            "message": turn.message,
+            "score": self.rounded,
+        }
+
+    @property
+    def rounded(self) -> float:
+        return round(self.score, 4)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EvidencePack:
-    """Ranked memories, ranked captured turns, and the trace that explains them."""
+    """Ranked memories, ranked captured turns, and the trace that explains them;
+    ``ranked`` orders both together, a memory's source turns going with it."""
 
     query: str
     k: int
@@ -246,6 +287,20 @@ class EvidencePack:
     turns: tuple[TurnHit, ...]
     trace: Trace
     filters: dict[str, Any] = field(default_factory=dict)
+    ranked: tuple[Ranked, ...] = ()
+
+    def grouped_turns(self, *, memories_only: bool = False) -> list[TurnHit]:
+        """Every turn of the pack in ranked order, each memory's source turns where the
+        memory ranks (``memories_only``: the memories' source turns, in memory order)."""
+        if memories_only:
+            return [turn for hit in self.memories for turn in hit.source_turns]
+        found: list[TurnHit] = []
+        for place in self.ranked:
+            if place.kind == "memory":
+                found += self.memories[place.index].source_turns
+            else:
+                found.append(self.turns[place.index])
+        return found
 
     @property
     def miss(self) -> bool:
@@ -261,5 +316,6 @@ class EvidencePack:
             "miss": self.miss,
             "memories": [hit.to_dict() for hit in self.memories],
             "turns": [hit.to_dict() for hit in self.turns],
+            "ranked": [place.to_dict(self) for place in self.ranked],
             "trace": self.trace.to_dict(),
         }

@@ -11,7 +11,7 @@ memory that superseded them).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pygit2
@@ -30,6 +30,7 @@ from memgit.pack import (
     FileProblem,
     HiddenMatch,
     MemoryHit,
+    Ranked,
     RetiredMatch,
     SourceEvidence,
     Successor,
@@ -42,6 +43,11 @@ MAX_PROBLEMS_SHOWN = 20
 # --exclude-thread pages through ranked memories at most this many times.
 MAX_EXCLUDE_PAGES = 50
 MAX_EXCLUDED_SHOWN = 100
+# A memory and its source turns rank among the other turns by the better of the
+# best source turn's score and the memory's own score times this weight: the two
+# are BM25 over different tables, and a memory found by its words alone must still
+# find its place. Chosen on LoCoMo conversations 0-4 (docs/performance.md).
+MEMORY_RANK_WEIGHT = 0.25
 _TYPE = re.compile(r"[a-z][a-z0-9-]{0,31}")
 
 
@@ -154,14 +160,21 @@ class _Collector:
             ]
             memories.sort(key=lambda hit: -hit.score)
             memories = memories[: self.options.k]
+        memories = self._with_source_turns(memories)
+        grouped = {(t.capture, t.message) for hit in memories for t in hit.source_turns}
+        turns = self._turn_hits(grouped)
+        trace = self._trace(excluded, retired_rows, retired_terms)
+        shown = {(t.capture, t.message): t for hit in memories for t in hit.source_turns}
+        shown.update(((t.capture, t.message), t) for t in turns)
         return EvidencePack(
             query=self.query.text,
             k=self.options.k,
             as_of=self.snap.as_of,
             memories=tuple(memories),
-            turns=tuple(self._turn_hits()),
-            trace=self._trace(excluded, retired_rows, retired_terms),
+            turns=tuple(turns),
+            trace=replace(trace, archived_turns=sum(t.archived for t in shown.values())),
             filters=self.options.filters_dict(),
+            ranked=_rank(memories, turns),
         )
 
     # -- memories ------------------------------------------------------------
@@ -338,14 +351,49 @@ class _Collector:
 
     # -- turns ---------------------------------------------------------------
 
-    def _turn_hits(self) -> list[TurnHit]:
+    def _with_source_turns(self, hits: list[MemoryHit]) -> list[MemoryHit]:
+        """Each memory with the captured turns its sources quote, live or archived."""
+        keys = [(s.capture, _message_index(s.unit)) for hit in hits for s in hit.sources]
+        rows = {
+            key: row
+            for key, row in search.messages_at(self.conn, self.match, keys).items()
+            if not self._excluded(row)
+        }
+        turns = {key: hit for key, hit in zip(rows, self._hits(list(rows.values())), strict=True)}
+        return [
+            replace(
+                hit,
+                source_turns=tuple(
+                    turns[key]
+                    for key in dict.fromkeys(
+                        (s.capture, _message_index(s.unit)) for s in hit.sources
+                    )
+                    if key in turns
+                ),
+            )
+            for hit in hits
+        ]
+
+    def _excluded(self, row: search.MessageRow) -> bool:
+        """Whether --exclude-thread (and --from-turn) leave this turn out."""
+        thread = self.options.exclude_thread
+        if thread is None or thread not in (row.thread, row.session):
+            return False
+        return row.seq >= (self.options.from_turn or 0)
+
+    def _turn_hits(self, grouped: set[tuple[str, int]]) -> list[TurnHit]:
+        """The best k turns that are no returned memory's source (those go with it)."""
         rows = search.search_messages(
             self.conn,
             self.match,
-            limit=self.options.k,
+            limit=self.options.k + len(grouped),
             exclude_thread=self.options.exclude_thread,
             from_turn=self.options.from_turn,
         )
+        rows = [row for row in rows if (row.path, row.idx) not in grouped][: self.options.k]
+        return self._hits(rows)
+
+    def _hits(self, rows: list[search.MessageRow]) -> list[TurnHit]:
         ids = [row.rowid for row in rows]
         terms = search.matched_terms(
             self.conn, "message", self.query.terms, ids, columns=("content", "name")
@@ -379,6 +427,7 @@ class _Collector:
                     thread=row.thread,
                     blob=row.blob,
                     uncommitted=row.path in self.snap.files,
+                    removed_in=row.archived,
                 )
             )
         return hits
@@ -486,3 +535,25 @@ class _Collector:
             "overlay_paths": len(snap.overlay_paths),
             "in_memory": self.index.in_memory,
         }
+
+
+def _message_index(unit: str) -> int:
+    """The message a unit id (``source/session/seq#index``) names; 0 if it names none."""
+    _, _, index = unit.rpartition("#")
+    return int(index) if index.isdigit() and len(index) < 7 else 0
+
+
+def _rank(memories: list[MemoryHit], turns: list[TurnHit]) -> tuple[Ranked, ...]:
+    """Memories (each with its source turns) and the other turns in one order, by score;
+    a memory goes first on a tie."""
+    places = [
+        Ranked(
+            kind="memory",
+            index=number,
+            score=max([hit.score * MEMORY_RANK_WEIGHT, *(turn.score for turn in hit.source_turns)]),
+        )
+        for number, hit in enumerate(memories)
+    ]
+    places += [Ranked(kind="turn", index=number, score=t.score) for number, t in enumerate(turns)]
+    order = {"memory": 0, "turn": 1}
+    return tuple(sorted(places, key=lambda p: (-p.score, order[p.kind], p.index)))

@@ -130,6 +130,7 @@ def test_first_recall_builds_the_index_in_the_git_directory(seeded: Path) -> Non
         "memories": 4,
         "captures": 2,
         "messages": 2,
+        "archived": 0,
         "retired": 0,
         "problems": 0,
     }

@@ -74,13 +74,25 @@ def test_memory_hit_carries_provenance_and_sources(repo_path: Path) -> None:
     assert pack.trace.stop_words == ("which", "does")
     assert pack.trace.terms == ("postgres", "version", "staging", "use")
     assert pack.trace.unknown_terms == ("version",)
-    assert turn_keys(pack) == [("s1", 0, 0)]
-    assert pack.turns[0].matched_terms == ("postgres", "staging")  # "runs", not "use"
+    # The memory's source turn is shown under it, not again among the turns.
+    assert turn_keys(pack) == []
+    assert [(t.session, t.seq, t.message) for t in hit.source_turns] == [("s1", 0, 0)]
+    assert hit.source_turns[0].matched_terms == ("postgres", "staging")  # "runs", not "use"
     data = json.loads(ok(memgit_cli("recall", "postgres", "--json", cwd=repo_path)))
-    assert set(data) == {"query", "k", "as_of", "filters", "miss", "memories", "turns", "trace"}
+    assert set(data) == {
+        "query",
+        "k",
+        "as_of",
+        "filters",
+        "miss",
+        "memories",
+        "turns",
+        "ranked",
+        "trace",
+    }
     assert data["memories"][0]["commit"] == hit.commit
     assert data["memories"][0]["sources"][0]["quote"] == "staging runs Postgres 16"
-    assert set(data["turns"][0]) >= {
+    assert set(data["memories"][0]["source_turns"][0]) >= {
         "capture",
         "source",
         "session",
@@ -290,18 +302,20 @@ def test_exclude_thread_leaves_out_its_turns_and_memories_sourced_only_there(
     repo = MemoryRepo.open(threaded)
     everything = repo.recall("kettle")
     assert sorted(ids(everything)) == ["botht1t2xxx", "humankettle", "onlyt1seq2x"]
-    assert len(everything.turns) == 5
+    # Three of the five turns are memories' sources, shown under them.
+    assert len(everything.turns) == 2 and len(everything.grouped_turns()) == 5
     pack = repo.recall("kettle", exclude_thread="t-1")
     assert sorted(ids(pack)) == ["botht1t2xxx", "humankettle"]
     assert pack.trace.excluded_memories == ("onlyt1seq2x",)
-    assert turn_keys(pack) == [("s2", 0, 0)]
+    assert [(t.session, t.seq) for t in pack.grouped_turns()] == [("s2", 0)]
     assert pack.trace.excluded_turns == 4
     pack = repo.recall("kettle", exclude_thread="t-1", from_turn=3)
     assert sorted(ids(pack)) == ["botht1t2xxx", "humankettle", "onlyt1seq2x"]
-    assert sorted(t.seq for t in pack.turns if t.session == "s1") == [0, 1, 2]
+    assert sorted(t.seq for t in pack.grouped_turns() if t.session == "s1") == [0, 1, 2]
     assert pack.trace.excluded_turns == 1
-    # A session id works as well as a thread id.
-    assert {t.session for t in repo.recall("kettle", exclude_thread="s2").turns} == {"s1"}
+    # A session id works as well as a thread id, for a memory's source turns too.
+    pack = repo.recall("kettle", exclude_thread="s2")
+    assert {t.session for t in pack.grouped_turns()} == {"s1"}
     done = memgit_cli("recall", "kettle", "--from-turn", "2", cwd=threaded)
     assert (
         done.returncode == 2 and b"error[usage]: --from-turn needs --exclude-thread" in done.stderr

@@ -8,7 +8,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 ProgressCallback = Callable[[str, int, int], None]
-_LABELS = {"index": "indexing files", "optimize": "optimizing the index"}
+_LABELS = {
+    "history": "reading history for archived captures",
+    "index": "indexing files",
+    "optimize": "optimizing the index",
+}
 
 
 @contextlib.contextmanager
@@ -37,9 +41,10 @@ def progress_bar(*, enabled: bool = True, delay: float = 0.5) -> Iterator[Progre
             bar.start()
             state["bar"] = bar
         bar = state["bar"]
+        size = total if total > 0 else None  # 0: the total is not known in advance
         if phase not in state["tasks"]:
-            state["tasks"][phase] = bar.add_task(_LABELS.get(phase, phase), total=total)
-        bar.update(state["tasks"][phase], completed=done, total=total)
+            state["tasks"][phase] = bar.add_task(_LABELS.get(phase, phase), total=size)
+        bar.update(state["tasks"][phase], completed=done, total=size)
 
     try:
         yield progress

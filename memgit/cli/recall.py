@@ -102,7 +102,7 @@ def render_pack(pack: EvidencePack) -> None:
     for number, hit in enumerate(pack.memories, 1):
         _memory(number, hit, show_turns=pack.filters.get("evidence", False))
     click.echo()
-    click.secho("Captured turns (raw evidence)", bold=True)
+    click.secho("Captured turns (raw evidence; a memory's own turns are shown under it)", bold=True)
     if not pack.turns:
         click.echo("  (none)")
     for number, turn in enumerate(pack.turns, 1):
@@ -133,6 +133,13 @@ def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
                 click.echo(f"       {message['role']}: {_short(message['content'], 160)}")
         if source.error:
             click.echo(f"       ({source.error})")
+    for turn in hit.source_turns:
+        where = f"{turn.capture} message {turn.message}"
+        if turn.removed_in is not None:
+            where += f", archived: removed from the inbox in {turn.removed_in[:12]}"
+        click.echo(f"     turn: {where}")
+        if turn.snippet:
+            click.echo(f"       {turn.snippet}")
 
 
 def _turn(number: int, turn: TurnHit) -> None:
@@ -144,6 +151,8 @@ def _turn(number: int, turn: TurnHit) -> None:
     if turn.snippet:
         click.echo(f"     {turn.snippet}")
     click.echo(f"     {turn.capture} message {turn.message}")
+    if turn.removed_in is not None:
+        click.echo(f"     archived: removed from the inbox in {turn.removed_in[:12]}")
     if turn.matched_terms:
         click.echo(f"     matched: {', '.join(turn.matched_terms)}")
     if turn.context_terms:
@@ -180,6 +189,11 @@ def _trace(pack: EvidencePack) -> None:
         lines.append(f"left out by --exclude-thread: {', '.join(trace.excluded_memories)}")
     if trace.excluded_turns:
         lines.append(f"left out by --exclude-thread: {plural(trace.excluded_turns, 'turn')}")
+    if trace.archived_turns:
+        lines.append(
+            f"archived (removed from the inbox, read from history): "
+            f"{plural(trace.archived_turns, 'turn')}"
+        )
     for problem in trace.problems:
         lines.append(f"skipped {problem.path}: [{problem.code}] {problem.message}")
     if trace.problems_total > len(trace.problems):

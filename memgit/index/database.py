@@ -19,7 +19,7 @@ from pathlib import Path
 from memgit.errors import ConflictError
 from memgit.index.tokens import FTS_TOKENIZER
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x6D656D67  # "memg"
 BUSY_TIMEOUT_MS = 60_000
 
@@ -42,8 +42,10 @@ CREATE INDEX supersession_new ON supersession(retired, new_rowid);
 CREATE TABLE message(
     rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, idx INTEGER NOT NULL, blob TEXT NOT NULL,
     source TEXT NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, thread TEXT,
-    timestamp TEXT NOT NULL, role TEXT NOT NULL, name TEXT);
+    timestamp TEXT NOT NULL, role TEXT NOT NULL, name TEXT, archived TEXT);
 CREATE INDEX message_path ON message(path);
+CREATE TABLE archive(
+    path TEXT PRIMARY KEY, blob TEXT NOT NULL, commit_id TEXT NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE message_fts USING fts5(
     content, name, before, after, tokenize='{FTS_TOKENIZER}');
 CREATE TABLE retired(

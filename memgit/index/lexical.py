@@ -25,6 +25,7 @@ from memgit.constants import CACHE_DIR, INDEX_FILE
 from memgit.errors import MemgitError
 from memgit.index import database as db
 from memgit.index import overlay
+from memgit.index.archive import Archived, archive_as_of, load_archive, write_changes
 from memgit.index.refresh import (
     EMPTY_TREE,
     GitState,
@@ -33,6 +34,7 @@ from memgit.index.refresh import (
     RefreshStats,
     TreeView,
     apply_paths,
+    build_into,
     is_current,
     iter_tree_changes,
     read_git_state,
@@ -314,20 +316,23 @@ class LexicalIndex:
         """The index as of ``commit``: HEAD's index with the tree difference applied
         in a rolled-back transaction, or, when most files differ, a private build."""
         target = read_git_state(self.repo, commit)
-        changed = iter_tree_changes(
-            self.repo, tree_of(self.repo, head.tree), tree_of(self.repo, target.tree)
-        )
+        tree = tree_of(self.repo, target.tree)
+        changed = iter_tree_changes(self.repo, tree_of(self.repo, head.tree), tree)
+        head_commit = self.repo.get(head.commit) if head.commit is not None else None
+        assert head_commit is None or isinstance(head_commit, pygit2.Commit)
+        archive = archive_as_of(conn, self.repo, head_commit, commit, tree)
+        have = load_archive(conn)
+        moved: dict[str, Archived | None] = {path: None for path in have if path not in archive}
+        moved.update((path, entry) for path, entry in archive.items() if have.get(path) != entry)
+        paths = set(changed) | set(moved)
         rows = conn.execute("SELECT count(*) FROM memory").fetchone()[0]
         rows += conn.execute("SELECT count(*) FROM message").fetchone()[0]
-        if len(changed) > 1000 and len(changed) > rows * _AS_OF_REBUILD_SHARE:
+        if len(paths) > 1000 and len(paths) > rows * _AS_OF_REBUILD_SHARE:
             private = db.connect(":memory:")
             try:
                 db.reset_schema(private)
                 with db.write_transaction(private):
-                    tree = tree_of(self.repo, target.tree)
-                    paths = iter_tree_changes(self.repo, None, tree)
-                    view = TreeView(self.repo, tree, paths)
-                    apply_paths(private, view, paths, fresh=True, progress=progress)
+                    build_into(private, self.repo, tree, commit, progress=progress)
                     sync_retired(private, self.repo, target.retired)
                 with db.scratch_transaction(private, write=True):
                     _retired_as_of(private, self.repo, commit)
@@ -336,8 +341,8 @@ class LexicalIndex:
                 private.close()
             return
         with db.scratch_transaction(conn, write=True):
-            view = TreeView(self.repo, tree_of(self.repo, target.tree), changed)
-            apply_paths(conn, view, changed)
+            write_changes(conn, moved)
+            apply_paths(conn, TreeView(self.repo, tree, changed, archive), paths)
             _retired_as_of(conn, self.repo, commit)
             yield Snapshot(conn=conn, repo=self.repo, state=target, as_of=str(commit.id))
 
@@ -380,6 +385,7 @@ class LexicalIndex:
                 "memories": _count(conn, "SELECT count(*) FROM memory"),
                 "captures": _count(conn, "SELECT count(DISTINCT path) FROM message"),
                 "messages": _count(conn, "SELECT count(*) FROM message"),
+                "archived": _count(conn, "SELECT count(*) FROM archive"),
                 "retired": _count(conn, "SELECT count(*) FROM retired"),
                 "problems": _count(conn, "SELECT count(*) FROM problem"),
             }
@@ -389,7 +395,8 @@ class LexicalIndex:
                 problem=None if tree is not None else "empty; the next recall builds it",
                 indexed_tree=tree,
                 indexed_commit=db.get_meta(conn, "commit"),
-                tree_current=tree == state.tree,
+                # The commit too: its history decides the archived captures.
+                tree_current=tree == state.tree and db.get_meta(conn, "commit") == state.commit,
                 retired_current=db.get_meta(conn, "retired") == state.retired_digest,
                 counts=counts,
             )

@@ -16,7 +16,7 @@ import hashlib
 import re
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import pygit2
@@ -25,6 +25,14 @@ from memgit.constants import INBOX_DIR, MEMORIES_DIR
 from memgit.errors import InvalidInputError
 from memgit.index import database as db
 from memgit.index import rows
+from memgit.index.archive import (
+    Archived,
+    ArchiveLookup,
+    archive_changes,
+    archive_of,
+    write_changes,
+)
+from memgit.index.archive import Progress as Progress
 from memgit.index.documents import (
     TurnDoc,
     is_capture_path,
@@ -34,9 +42,6 @@ from memgit.index.documents import (
 )
 from memgit.index.retired import read_retired_refs, sync_retired
 from memgit.store.tree import diff_trees, read_blob
-
-Progress = Callable[[str, int, int], None]
-"""``progress(phase, done, total)``: called now and then during long work."""
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
@@ -84,8 +89,16 @@ def read_git_state(repo: pygit2.Repository, commit: pygit2.Commit | None = None)
 
 
 def is_current(conn: sqlite3.Connection, state: GitState) -> bool:
-    stamp = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('tree', 'retired')"))
-    return stamp.get("tree") == state.tree and stamp.get("retired") == state.retired_digest
+    """Whether the index reflects ``state``: its tree, and its commit too, whose
+    history decides the archived turns (memgit.index.archive)."""
+    stamp = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key IN ('tree', 'commit', 'retired')")
+    )
+    return (
+        stamp.get("tree") == state.tree
+        and stamp.get("commit") == state.commit
+        and stamp.get("retired") == state.retired_digest
+    )
 
 
 # -- file views ---------------------------------------------------------------
@@ -93,17 +106,20 @@ def is_current(conn: sqlite3.Connection, state: GitState) -> bool:
 
 class TreeView:
     """Files of a committed tree, by path; ``known`` maps paths to blob ids already
-    found (by a tree diff), which saves a path lookup through every tree level."""
+    found (by a tree diff), which saves a path lookup through every tree level.
+    Captures that left the tree are read from ``archive`` (see memgit.index.archive)."""
 
     def __init__(
         self,
         repo: pygit2.Repository,
         tree: pygit2.Tree | None,
         known: Mapping[str, pygit2.Oid | None] | None = None,
+        archive: Mapping[str, Archived] | None = None,
     ) -> None:
         self.repo = repo
         self.tree = tree
         self.known = known or {}
+        self.archive = archive or {}
 
     def _oid(self, path: str) -> pygit2.Oid | None:
         if path in self.known:
@@ -118,12 +134,25 @@ class TreeView:
 
     def get(self, path: str) -> tuple[str, bytes] | None:
         oid = self._oid(path)
-        if oid is None:
+        if oid is not None:
+            return str(oid), read_blob(self.repo, oid)
+        entry = self.archive.get(path)
+        if entry is None:
             return None
-        return str(oid), read_blob(self.repo, oid)
+        try:
+            return entry.blob, read_blob(self.repo, entry.blob)
+        except KeyError:  # not in this clone, or purged
+            return None
 
     def exists(self, path: str) -> bool:
-        return self._oid(path) is not None
+        return self._oid(path) is not None or path in self.archive
+
+    def archived(self, path: str) -> str | None:
+        """The commit that removed ``path``, when it is read from the archive."""
+        if self._oid(path) is not None:
+            return None
+        entry = self.archive.get(path)
+        return entry.commit if entry is not None else None
 
 
 class OverlayView(TreeView):
@@ -148,6 +177,9 @@ class OverlayView(TreeView):
         if path in self.files:
             return self.files[path] is not None
         return super().exists(path)
+
+    def archived(self, path: str) -> str | None:
+        return None if path in self.files else super().archived(path)
 
 
 # -- applying changes ---------------------------------------------------------
@@ -212,6 +244,7 @@ def apply_paths(
                 turn,
                 before.messages[-1].content if before else "",
                 after.messages[0].content if after else "",
+                archived=view.archived(path),
             )
     writer.flush()
     if progress is not None and total:
@@ -340,16 +373,22 @@ def refresh(
         new_tree = tree_of(repo, state.tree)
         if force or indexed is None or _tree_missing(repo, indexed):
             stats.reason = "forced" if force else "no usable stamp"
-            _build(conn, repo, new_tree, stats, progress)
-        elif indexed != state.tree:
+            _build(conn, repo, new_tree, stats, progress, _commit(repo, state.commit))
+        elif indexed != state.tree or db.get_meta(conn, "commit") != state.commit:
             changed = iter_tree_changes(repo, tree_of(repo, indexed), new_tree)
+            commit = _commit(repo, state.commit)
+            moved = archive_changes(
+                conn, repo, db.get_meta(conn, "commit"), commit, new_tree, changed
+            )
+            paths = set(changed) | set(moved)
             # (Counting rows scans the turn table: only worth it for a large change.)
-            if len(changed) > 1000 and len(changed) > _row_count(conn) * _REBUILD_SHARE:
-                stats.reason = f"{len(changed)} changed paths"
-                _build(conn, repo, new_tree, stats, progress)
+            if len(paths) > 1000 and len(paths) > _row_count(conn) * _REBUILD_SHARE:
+                stats.reason = f"{len(paths)} changed paths"
+                _build(conn, repo, new_tree, stats, progress, commit)
             else:
-                view = TreeView(repo, new_tree, changed)
-                stats.paths = apply_paths(conn, view, changed, progress=progress, stats=stats)
+                write_changes(conn, moved)
+                view = TreeView(repo, new_tree, changed, ArchiveLookup(conn))
+                stats.paths = apply_paths(conn, view, paths, progress=progress, stats=stats)
         if stats.full or db.get_meta(conn, "retired") != state.retired_digest:
             stats.retired = sync_retired(conn, repo, state.retired)
         db.set_meta(conn, "tree", state.tree)
@@ -376,12 +415,43 @@ def _build(
     tree: pygit2.Tree | None,
     stats: RefreshStats,
     progress: Progress | None,
+    commit: pygit2.Commit | None,
 ) -> None:
+    """Index ``tree`` and the captures ``commit``'s history removed, from nothing."""
     stats.full = True
     db.recreate_schema(conn)
+    build_into(conn, repo, tree, commit, progress=progress, stats=stats)
+
+
+def build_into(
+    conn: sqlite3.Connection,
+    repo: pygit2.Repository,
+    tree: pygit2.Tree | None,
+    commit: pygit2.Commit | None,
+    *,
+    progress: Progress | None = None,
+    stats: RefreshStats | None = None,
+) -> int:
+    """Fill an empty index with ``tree``'s files and ``commit``'s archived captures."""
+    archive = archive_of(repo, commit, tree, progress)
+    write_changes(conn, archive)
     paths = iter_tree_changes(repo, None, tree)
+    wanted = [*paths, *archive]
     if progress is not None:
-        progress("index", 0, len(paths))
-    stats.paths = apply_paths(
-        conn, TreeView(repo, tree, paths), paths, fresh=True, progress=progress, stats=stats
+        progress("index", 0, len(wanted))
+    done = apply_paths(
+        conn,
+        TreeView(repo, tree, paths, archive),
+        wanted,
+        fresh=True,
+        progress=progress,
+        stats=stats,
     )
+    if stats is not None:
+        stats.paths = done
+    return done
+
+
+def _commit(repo: pygit2.Repository, commit_id: str | None) -> pygit2.Commit | None:
+    found = repo.get(commit_id) if commit_id is not None else None
+    return found if isinstance(found, pygit2.Commit) else None

@@ -65,7 +65,7 @@ class BatchWriter:
         self.conn = conn
         self.size = size
         self.memories: list[MemoryDoc] = []
-        self.turns: list[tuple[TurnDoc, str, str]] = []
+        self.turns: list[tuple[TurnDoc, str, str, str | None]] = []
         self.next_memory = _next_rowid(conn, "memory")
         self.next_message = _next_rowid(conn, "message")
 
@@ -74,11 +74,19 @@ class BatchWriter:
         if len(self.memories) >= self.size:
             self.flush()
 
-    def turn(self, doc: TurnDoc, previous: str = "", following: str = "") -> None:
+    def turn(
+        self,
+        doc: TurnDoc,
+        previous: str = "",
+        following: str = "",
+        *,
+        archived: str | None = None,
+    ) -> None:
         """One row per message, with its neighbours as context: ``previous`` is the
         text before the first message (the previous turn's last), ``following`` the
-        text after the last (the next turn's first)."""
-        self.turns.append((doc, previous, following))
+        text after the last (the next turn's first). ``archived`` is the commit that
+        removed the capture from the tree, for a turn that is no longer in it."""
+        self.turns.append((doc, previous, following, archived))
         if len(self.turns) >= self.size:
             self.flush()
 
@@ -102,7 +110,7 @@ class BatchWriter:
             self.memories.clear()
         if self.turns:
             rows, texts = [], []
-            for turn, previous, following in self.turns:
+            for turn, previous, following, archived in self.turns:
                 contents = [message.content for message in turn.messages]
                 for index, message in enumerate(turn.messages):
                     before = contents[index - 1] if index > 0 else previous
@@ -121,6 +129,7 @@ class BatchWriter:
                             turn.timestamp,
                             message.role,
                             message.name,
+                            archived,
                         )
                     )
                     texts.append(
@@ -134,7 +143,7 @@ class BatchWriter:
                     )
             self.conn.executemany(
                 "INSERT INTO message (rowid, path, idx, blob, source, session, seq, thread, "
-                "timestamp, role, name) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "timestamp, role, name, archived) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
             self.conn.executemany(

@@ -10,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memgit.index.tokens import quote_term
 
@@ -29,7 +30,7 @@ MEMORY_COLUMNS = (
 )
 _MESSAGE_COLUMNS = (
     "m.rowid, m.path, m.idx, m.blob, m.source, m.session, m.seq, m.thread, "
-    "m.timestamp, m.role, m.name"
+    "m.timestamp, m.role, m.name, m.archived"
 )
 
 
@@ -66,6 +67,7 @@ class MessageRow:
     role: str
     name: str | None
     score: float
+    archived: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,23 +227,57 @@ def search_messages(
             "ORDER BY score, m.path, m.idx LIMIT ?4 OFFSET ?5"
         )
         params = [match, exclude_thread, from_turn or 0, limit, offset]
-    return [
-        MessageRow(
-            rowid=row[0],
-            path=row[1],
-            idx=row[2],
-            blob=row[3],
-            source=row[4],
-            session=row[5],
-            seq=row[6],
-            thread=row[7],
-            timestamp=row[8],
-            role=row[9],
-            name=row[10],
-            score=-float(row[11]),
+    return [_message_row(row, -float(row[12])) for row in conn.execute(sql, params)]
+
+
+def _message_row(row: Sequence[Any], score: float) -> MessageRow:
+    return MessageRow(
+        rowid=row[0],
+        path=row[1],
+        idx=row[2],
+        blob=row[3],
+        source=row[4],
+        session=row[5],
+        seq=row[6],
+        thread=row[7],
+        timestamp=row[8],
+        role=row[9],
+        name=row[10],
+        archived=row[11],
+        score=score,
+    )
+
+
+def messages_at(
+    conn: sqlite3.Connection,
+    match: str,
+    keys: Sequence[tuple[str, int]],
+    *,
+    weights: Sequence[float] | None = None,
+) -> dict[tuple[str, int], MessageRow]:
+    """The indexed messages at (capture path, message index) ``keys``, live or archived,
+    each scored against ``match`` like :func:`search_messages` (0 where it does not
+    match): the source turns of recalled memories."""
+    found: dict[tuple[str, int], MessageRow] = {}
+    rows = []
+    for path, idx in dict.fromkeys(keys):
+        row = conn.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM message m WHERE m.path = ? AND m.idx = ?",
+            (path, idx),
+        ).fetchone()
+        if row is not None:
+            rows.append(row)
+    if not rows:
+        return found
+    marks = ",".join("?" * len(rows))
+    score = _bm25("message", weights or MESSAGE_WEIGHTS)
+    sql = f"SELECT rowid, {score} FROM message_fts WHERE message_fts MATCH ? AND rowid IN ({marks})"
+    scores = dict(conn.execute(sql, [match, *(row[0] for row in rows)]).fetchall())
+    for row in rows:
+        found[(row[1], row[2])] = _message_row(
+            row, -float(scores[row[0]]) if row[0] in scores else 0.0
         )
-        for row in conn.execute(sql, params)
-    ]
+    return found
 
 
 def message_texts(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
