@@ -310,7 +310,7 @@ def evaluate(corpus: Corpus) -> dict[str, Any]:
     return {**result, "evidence": counts, "build_seconds": corpus.build_seconds}
 
 
-MESSAGE_WEIGHT_GRID = ((0.5, 0.4), (0.3, 0.2), (0.3, 0.4), (0.5, 0.2), (0.5, 0.6), (0.7, 0.4))
+MESSAGE_WEIGHT_GRID = ((0.7, 0.4), (0.5, 0.4), (0.3, 0.2), (0.3, 0.4), (0.5, 0.2), (0.5, 0.6))
 MEMORY_WEIGHT_GRID = (0.25, 0.0, 0.5, 1.0, 2.0, 4.0)
 
 

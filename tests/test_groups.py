@@ -18,7 +18,7 @@ from test_process import unit as unit_id
 from support import memgit_cli
 
 PORT = "Staging listens on port 5433, but only behind the VPN."
-OTHER = "The staging VPN certificate expires in March."
+OTHER = "The VPN certificate expires in March."
 
 
 @pytest.fixture

@@ -16,10 +16,11 @@ from memgit.index.tokens import quote_term
 
 # bm25() column weights. memory/retired: title, tags, body, type, scope, id.
 # message: content, speaker/tool name, the message before it, the message after it.
-# Message weights were tuned on LoCoMo (docs/performance.md); memory weights are a
-# choice (title > tags > body) for want of a labelled benchmark of memories.
+# Message weights: the context weights (before, after) were chosen on LoCoMo
+# conversations 0-4 and are reported on 5-9 (docs/performance.md); memory weights are
+# a choice (title > tags > body) for want of a labelled benchmark of memories.
 MEMORY_WEIGHTS = (4.0, 2.0, 1.0, 0.5, 0.5, 2.0)
-MESSAGE_WEIGHTS = (1.0, 0.5, 0.5, 0.4)
+MESSAGE_WEIGHTS = (1.0, 0.5, 0.7, 0.4)
 # Extra rows fetched past the limit so that ties in score are broken by path,
 # the same way whatever order the rows were indexed in.
 TIE_SLACK = 16

@@ -259,15 +259,18 @@ def _move_refs(
                     transaction.set_target(name, oid, None, message)
             return True
         except pygit2.GitError as err:
+            # libgit2 reports a held lock as a plain GitError; by the time it is caught
+            # the lock may be gone again, so any failure is retried until the deadline,
+            # and named by the lock file still in the way, if there is one.
+            if time.monotonic() < deadline:
+                time.sleep(0.02)
+                continue
             held = next((n for n in names if (Path(repo.path) / f"{n}.lock").exists()), None)
             if held is None:
-                raise  # not a lock in the way
-            if time.monotonic() >= deadline:
-                raise ConflictError(
-                    f"cannot lock {held}: another git process holds .git/{held}.lock",
-                    code="git-lock",
-                    path=held,
-                    hint=f"a git command may be running; if none is, remove "
-                    f".git/{held}.lock and retry",
-                ) from err
-            time.sleep(0.02)
+                raise
+            raise ConflictError(
+                f"cannot lock {held}: another git process holds .git/{held}.lock",
+                code="git-lock",
+                path=held,
+                hint=f"a git command may be running; if none is, remove .git/{held}.lock and retry",
+            ) from err

@@ -99,8 +99,12 @@ class WriterLock:
             raise RuntimeError("WriterLock.write() needs the lock held")
         record = {"pid": os.getpid(), "host": socket.gethostname(), "at": time.time(), **state}
         data = json.dumps(record).encode("utf-8")
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, data, 0)
+        # One write replaces the whole journal, padded with spaces (which JSON ignores)
+        # over what a longer old one leaves: a writer killed between emptying the file
+        # and writing it lost a dead writer's unfinished publish.
+        size = os.fstat(self._fd).st_size
+        os.pwrite(self._fd, data + b" " * max(0, size - len(data)), 0)
+        os.ftruncate(self._fd, len(data))
 
     def release(self, *, clean: bool = True) -> None:
         """Unlock; a failed holder keeps its journal so the next writer can recover."""
