@@ -1142,8 +1142,10 @@ def test_memgits_own_write_refuses_a_secret_in_its_message_before_any_object(
     change = Change(files={"notes/a.txt": b"fine\n"}, message=f"notes\n\nsee {secret}\n")
     with pytest.raises(InvalidInputError) as caught:
         commit_change(repo, lambda tip: change, guard=GOVERNANCE)
-    assert caught.value.problems[0].render().startswith(
-        "error[secret-detected]: commit message: line 3: "
+    assert (
+        caught.value.problems[0]
+        .render()
+        .startswith("error[secret-detected]: commit message: line 3: ")
     )
     assert secret not in str(caught.value.render())
     assert snapshot(repo_path) == before

@@ -26,7 +26,7 @@ import pytest
 from memgit.capture.turn import parse_capture
 
 from secret_fixtures import SECRET_FIXTURES
-from support import git, make_turn, memgit_cli, snapshot
+from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
 
 ONE_LINE = [fixture for fixture in SECRET_FIXTURES if "\n" not in fixture[1]]
 # Several kinds in one tool message, one sample per kind. An unterminated PEM key is left
@@ -58,21 +58,6 @@ class Captured:
     def stored(self, seq: int) -> dict[str, Any]:
         path = self.results[seq]["path"]
         return parse_capture(git(self.repo, "show", f"HEAD:{path}").encode(), path=path).to_dict()
-
-
-def git_environment(home: Path) -> dict[str, str]:
-    """The isolated git setup of conftest.py, for this module-scoped fixture."""
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Test Person\n\temail = test@example.com\n"
-        "[init]\n\tdefaultBranch = main\n",
-        "utf-8",
-    )
-    return {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
 
 
 @pytest.fixture(scope="module")
@@ -113,26 +98,6 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
         outputs.append(memgit_cli("capture", "--json", cwd=repo, input=json.dumps(turn).encode()))
         results[named_seq] = json.loads(outputs[-1].stdout)
         yield Captured(repo, outputs, results)
-
-
-def everything_git_keeps(repo: Path) -> dict[str, bytes]:
-    """History with patches, every object's content, and every other file under .git."""
-
-    def run(*args: str) -> bytes:
-        return subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, check=True
-        ).stdout
-
-    kept = {
-        "git log --all -p": run("log", "--all", "-p", "--format=raw"),
-        "git cat-file --batch-all-objects --batch": run(
-            "cat-file", "--batch-all-objects", "--batch"
-        ),
-    }
-    for path in sorted((repo / ".git").rglob("*")):
-        if path.is_file() and "objects" not in path.relative_to(repo / ".git").parts:
-            kept[str(path.relative_to(repo))] = path.read_bytes()
-    return kept
 
 
 @pytest.fixture(scope="module")
