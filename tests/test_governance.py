@@ -1150,3 +1150,24 @@ def test_memgits_own_write_refuses_a_secret_in_its_message_before_any_object(
     assert secret not in str(caught.value.render())
     assert snapshot(repo_path) == before
     assert git(repo_path, "count-objects", "-v") == objects
+
+
+def test_no_hook_prints_a_secret_that_is_in_a_path(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture file under a folder named after a token breaks several checks; each of
+    them names the path with the token redacted, in a hook and in memgit verify."""
+    secret = _secret()
+    at = f"inbox/test-agent/00/{secret}/000003.yaml"
+    (repo_path / at).parent.mkdir(parents=True)
+    (repo_path / at).write_text("source: test-agent\nsession: s1\n", "utf-8")
+    git(repo_path, "add", at)
+    monkeypatch.chdir(repo_path)
+    for main in MAINS.values():
+        main([])
+    printed = capsys.readouterr().err
+    assert "inbox/test-agent/00/[REDACTED:github-token]/000003.yaml" in printed
+    git(repo_path, "commit", "-q", "--no-verify", "-m", "by hand")
+    done = memgit_cli("verify", "HEAD~1..HEAD", "--json", cwd=repo_path)
+    assert done.returncode == 1
+    assert secret not in printed + (done.stdout + done.stderr).decode()

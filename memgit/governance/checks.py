@@ -14,6 +14,7 @@ from memgit.governance.secrets import (
     iter_name_secrets,
     iter_secret_problems,
     iter_text_secrets,
+    without_secret_path,
 )
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import CommitView, view_of_tree
@@ -33,7 +34,7 @@ def iter_all_problems(view: CommitView) -> Iterator[tuple[str, Problem]]:
     """(hook id, problem) for every check over ``view``."""
     for hook_id, check in CHECKS.items():
         for problem in check(view):
-            yield hook_id, problem
+            yield hook_id, without_secret_path(problem)
 
 
 class GovernanceGuard:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from memgit.capture.redact import find_secrets, redact
@@ -65,6 +66,14 @@ def _utf16_without_bom(data: bytes) -> str | None:
 def shown_path(path: str) -> str:
     """``path`` as a problem may print it: any secret in it redacted."""
     return redact(path)[0]
+
+
+def without_secret_path(problem: Problem) -> Problem:
+    """``problem`` with a secret in its path redacted: every check names paths, and a
+    folder named after a token must not print that token in a hook or in CI."""
+    if problem.path is None:
+        return problem
+    return replace(problem, path=shown_path(problem.path))
 
 
 def iter_text_secrets(path: str, data: bytes) -> Iterator[Problem]:
