@@ -49,11 +49,9 @@ class SecretMatch:
 # slower per rule), so those rules, written in lower case, run without the flag over a
 # lower-cased copy of the text with the same offsets.
 _SCANS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
-    (
-        kind,
-        re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE),
-        bool(pattern.flags & re.IGNORECASE),
-    )
+    (kind, re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE), True)
+    if pattern.flags & re.IGNORECASE
+    else (kind, pattern, False)
     for kind, pattern in RULES
 )
 # Ties go to the rules, in their order, then to decoded runs, then to echoes.
