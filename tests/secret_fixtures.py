@@ -249,6 +249,166 @@ def _build() -> list[tuple[str, str, str]]:
         "heroku-api-key", "HRKU-" + _chars(URLSAFE, 60), "heroku authorizations:create returned {}."
     )
     add("vault-token", "hvs." + _chars(URLSAFE, 90), "VAULT_TOKEN={}\nvault kv get secret/app")
+
+    # Families of gitleaks' default rules, and the shapes memgit issue 11 found leaking.
+    digits = string.digits
+    lower = string.ascii_lowercase
+    ppk = "PuTTY-User-" + "Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n"
+    ppk += f"Public-Lines: 2\n{_chars(BASE64, 64)}\n{_chars(BASE64, 20)}\nPrivate-Lines: 2\n"
+    ppk += f"{_chars(BASE64, 64)}\n{_chars(BASE64, 24)}\nPrivate-MAC: {_chars(HEX, 64)}"
+    add("putty-private-key", ppk, "Here is my PuTTY key file:\n{}\nConvert it with puttygen.")
+    add("private-key", _pem(" OPENSSH "), "two spaces in the header:\n{}\nstill a key")
+    add(
+        "azure-shared-access-key",
+        _chars(BASE64, 43) + "=",
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;"
+        "SharedAccessKey={};EntityPath=jobs",
+    )
+    add(
+        "azure-sas-signature",
+        _chars(ALNUM, 30) + "%2B" + _chars(ALNUM, 10) + "%3D",
+        "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig={} expires soon",
+    )
+    add(
+        "azure-ad-client-secret",
+        _chars(ALNUM, 3) + "8Q~" + _chars(ALNUM + "_~.-", 33) + "a",
+        "The app registration's client secret value is {} (expires 2027).",
+    )
+    add("mailchimp-api-key", _chars(HEX, 32) + "-us21", "newsletter key {} for the list")
+    add(
+        "discord-bot-token",
+        "M" + _chars(ALNUM, 23) + "." + _chars(ALNUM, 6) + "." + _chars(URLSAFE, 27) + "a",
+        "the bot logs in with {} on startup",
+    )
+    add("discord-client-secret", _chars(HEX, 64), "discord client secret: {}\n")
+    add(
+        "1password-secret-key",
+        "-".join(["A3", _chars(UPPER + digits, 6), _chars(UPPER + digits, 11)])
+        + "-"
+        + "-".join(_chars(UPPER + digits, 5) for _ in range(3)),
+        "Emergency kit secret key {} (keep it offline)",
+    )
+    add(
+        "1password-service-account-token",
+        "ops_eyJ" + _chars(ALNUM, 260),
+        "op reads {} from the environment",
+    )
+    add("adobe-client-secret", "p8e-" + _chars(ALNUM, 32), "adobe io: {} for the worker")
+    add("alibaba-access-key-id", "LTAI" + _chars(ALNUM, 20), "aliyun configure gave {} today")
+    add("artifactory-api-key", "AKCp" + _chars(ALNUM, 69), "artifactory key {} for CI")
+    add("clojars-api-token", "CLOJARS_" + _chars(ALNUM, 60), "deploy with {} to clojars")
+    add("doppler-api-token", "dp.pt." + _chars(ALNUM, 43), "doppler setup --token {} done")
+    add("duffel-api-token", "duffel_test_" + _chars(URLSAFE, 43), "flights api {} (test mode)")
+    add(
+        "dynatrace-api-token",
+        "dt0c01." + _chars(UPPER + digits, 24) + "." + _chars(ALNUM, 64),
+        "monitoring: {} for the agent",
+    )
+    add("easypost-api-token", "EZAK" + _chars(ALNUM, 54), "shipping key {} is live")
+    add(
+        "flutterwave-secret-key",
+        "FLWSECK_TEST-" + _chars(HEX, 32) + "-X",
+        "payments sandbox {} works",
+    )
+    add("frameio-api-token", "fio-u-" + _chars(URLSAFE, 64), "frame.io token {} for uploads")
+    add(
+        "grafana-token",
+        "glsa_" + _chars(ALNUM, 32) + "_" + _chars(HEX, 8),
+        "the dashboard bot uses {} now",
+    )
+    add(
+        "harness-api-key",
+        "pat." + _chars(URLSAFE, 22) + "." + _chars(ALNUM, 24) + "." + _chars(ALNUM, 20),
+        "harness pipeline key {} (rotated)",
+    )
+    add("infracost-api-token", "ico-" + _chars(ALNUM, 32), "cost estimates need {} set")
+    add("linear-api-key", "lin_api_" + _chars(ALNUM, 40), "linear: {} for the triage bot")
+    add("new-relic-api-key", "NRAK-" + _chars(UPPER + digits, 27), "new relic user key {} here")
+    add(
+        "notion-api-token",
+        "ntn_" + _chars(digits, 11) + _chars(ALNUM, 35),
+        "notion integration secret {} for the wiki",
+    )
+    add("openshift-user-token", "sha256~" + _chars(URLSAFE, 43), "oc login --token={} --server=x")
+    add("perplexity-api-key", "pplx-" + _chars(ALNUM, 48), "search api {} in the agent")
+    add("planetscale-token", "pscale_tkn_" + _chars(URLSAFE, 43), "pscale auth with {} works")
+    add(
+        "postman-api-token",
+        "PMAK-" + _chars(HEX, 24) + "-" + _chars(HEX, 34),
+        "postman collection runner {} ok",
+    )
+    add("prefect-api-token", "pnu_" + _chars(ALNUM, 36), "prefect cloud login -k {} done")
+    add("pulumi-api-token", "pul-" + _chars(HEX, 40), "pulumi login with {} then up")
+    add("readme-api-token", "rdme_" + _chars(lower + digits, 70), "docs sync uses {} daily")
+    add("rubygems-api-token", "rubygems_" + _chars(HEX, 48), "gem push with {} in CI")
+    add("scalingo-api-token", "tk-us-" + _chars(URLSAFE, 48), "scalingo login --api-token {} ok")
+    add(
+        "sendinblue-api-token",
+        "xkeysib-" + _chars(HEX, 64) + "-" + _chars(ALNUM, 16),
+        "brevo smtp key {} for mail",
+    )
+    add("sentry-token", "sntryu_" + _chars(HEX, 64), "sentry-cli uses {} to upload")
+    add("shippo-api-token", "shippo_live_" + _chars(HEX, 40), "labels via {} in prod")
+    add("square-token", "sq0atp-" + _chars(URLSAFE, 22), "square sandbox {} works")
+    uuid_ = "-".join(_chars(HEX, n) for n in (8, 4, 4, 4, 12))
+    add(
+        "microsoft-teams-webhook",
+        f"{uuid_}@{uuid_}/IncomingWebhook/{_chars(HEX, 32)}/{uuid_}",
+        "teams alerts go to https://acme.webhook.office.com/webhookb2/{} now",
+    )
+    docker = base64.b64encode(("deploy:" + _chars(ALNUM, 20)).encode()).decode()
+    add("docker-auth", docker, '{{"auths": {{"registry.example.com": {{"auth": "{}"}}}}}}')
+    add(
+        "slack-token",
+        "xoxe-1-" + _chars(ALNUM, 146),
+        "the refresh token {} rotates daily",
+    )
+    add("slack-token", "xoxe.xoxp-1-" + _chars(ALNUM, 166), "config token {} for the app")
+    header = _b64url(b'{ "alg": "HS256", "typ": "JWT" }')
+    claims = _b64url(b'{ "sub": "42", "name": "Ada" }')
+    add(
+        "jwt",
+        f"{header}.{claims}.{_chars(URLSAFE, 43)}",
+        "session={} ; Path=/",
+    )
+    add("heroku-api-key", "-".join(_chars(HEX, n) for n in (8, 4, 4, 4, 12)), "HEROKU_API_KEY={}\n")
+    add(
+        "url-password",
+        _chars(ALNUM, 6) + "/" + _chars(ALNUM, 4) + "#" + _chars(ALNUM, 3) + "@" + _chars(ALNUM, 5),
+        "mysql://admin:{}@db.internal:3306/app is the database",
+    )
+    words = " ".join("".join(_rng.choice(lower) for _ in range(7)) for _ in range(4))
+    add("password-assignment", words, "Connect with\npassword: {}\nand the usual user.")
+    add("password-assignment", " ".join(_chars(ALNUM, 6) for _ in range(3)), 'password = "{}"\n')
+    add(
+        "password-assignment",
+        _chars(ALNUM, 14),
+        '{{"name": "login", "arguments": "{{\\"user\\": \\"ada\\", \\"password\\": \\"{}\\"}}"}}',
+    )
+    add(
+        "api-key-assignment",
+        _chars(ALNUM, 32),
+        '{{"tool": "http", "arguments": "{{\\"headers\\": {{\\"X-API-Key\\": \\"{}\\"}}}}"}}',
+    )
+    add("github-token", "ghp_" + _chars(ALNUM, 36), "the runner printed ci-{}-deploy")
+    fullwidth = "".join(chr(ord(char) + 0xFEE0) for char in "ghp_" + _chars(ALNUM, 36))
+    add("github-token", fullwidth, "my token is {} (typed on a phone)")
+    hidden = "ghp_" + _chars(ALNUM, 36)
+    add("github-token", hidden[:10] + "\u200b" + hidden[10:], "zero-width inside: {} end")
+    hyphen = "sk_live_" + _chars(ALNUM, 24)
+    add("stripe-key", hyphen[:12] + "\u00ad" + hyphen[12:], "soft hyphen inside: {} end")
+    key_id = "AKIA" + _chars("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+    add(
+        "aws-access-key-id",
+        base64.b64encode(key_id.encode()).decode(),
+        "kind: Secret\ndata:\n  AWS_ACCESS_KEY_ID: {}\n",
+    )
+    credentials = f"[default]\naws_secret_access_key = {_chars(BASE64, 40)}\n"
+    add(
+        "aws-secret-access-key",
+        base64.b64encode(credentials.encode()).decode(),
+        '{{"credentials": "{}", "profile": "default"}}',
+    )
     return fixtures
 
 

@@ -86,3 +86,38 @@ def assert_fsck_clean(path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == "", done.stdout
     assert "error" not in done.stderr and "warning" not in done.stderr, done.stderr
+
+
+def git_environment(home: Path) -> dict[str, str]:
+    """The isolated git setup of conftest.py, for module-scoped fixtures."""
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test Person\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n",
+        "utf-8",
+    )
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+
+def everything_git_keeps(repo: Path) -> dict[str, bytes]:
+    """History with patches, every object's content, and every other file under .git."""
+
+    def run(*args: str) -> bytes:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, check=True
+        ).stdout
+
+    kept = {
+        "git log --all -p": run("log", "--all", "-p", "--format=raw"),
+        "git cat-file --batch-all-objects --batch": run(
+            "cat-file", "--batch-all-objects", "--batch"
+        ),
+    }
+    for path in sorted((repo / ".git").rglob("*")):
+        if path.is_file() and "objects" not in path.relative_to(repo / ".git").parts:
+            kept[str(path.relative_to(repo))] = path.read_bytes()
+    return kept

@@ -38,10 +38,10 @@ from governance_corpus import repos
 from memgit import MemoryRepo
 from memgit.capture.read import parse_turn
 from memgit.capture.redact import KINDS
-from memgit.errors import MemgitError
+from memgit.errors import InvalidInputError, MemgitError
 from memgit.gate.contract import EVIDENCE_CHECKS, GateOutputError
 from memgit.governance import evidence, schemas, secrets, supersession
-from memgit.governance.checks import CHECKS, check_tree
+from memgit.governance.checks import CHECKS, GOVERNANCE, check_tree
 from memgit.governance.verify import resolve_commits, verify
 from memgit.init import DEFAULT_PRE_COMMIT_CONFIG
 from memgit.layout import capture_path, check_segment
@@ -1049,3 +1049,125 @@ def test_every_input_kept_out_of_the_file_parity_exists_in_the_corpus() -> None:
     names = {path.name.rsplit(".", 1)[0] for path in (FOUNDATION / "invalid").iterdir()}
     assert set(NOT_A_FILE) <= names
     assert set(AS_A_FILE) <= names
+
+
+# --- memgit-secrets reads every byte, every name, every message ----------------------
+
+
+def _secret(kind: str = "github-token") -> str:
+    from secret_fixtures import SECRET_FIXTURES
+
+    return next(value for fixture_kind, _, value in SECRET_FIXTURES if fixture_kind == kind)
+
+
+@pytest.mark.parametrize(
+    ("name", "encode"),
+    [
+        ("after-a-nul.bin", lambda text: b"\x89PNG\x1a\x00\x00\x00\xff" + text.encode()),
+        ("utf16-bom.txt", lambda text: text.encode("utf-16")),
+        ("utf16-le.txt", lambda text: text.encode("utf-16-le")),
+        ("utf16-be.txt", lambda text: text.encode("utf-16-be")),
+        ("utf32-bom.txt", lambda text: text.encode("utf-32")),
+    ],
+)
+def test_the_secret_hook_reads_binary_and_utf16_files(
+    name: str,
+    encode: Any,
+    repo_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A NUL byte does not make a file unreadable, and UTF-16/32 text is decoded as such."""
+    secret = _secret()
+    (repo_path / name).write_bytes(encode(f"notes\ndeploy token {secret}\n"))
+    git(repo_path, "add", name)
+    monkeypatch.chdir(repo_path)
+    assert secrets.main([name]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error[secret-detected]: {name}: line 2: a secret (github-token)")
+    assert secret not in err
+
+
+def test_the_secret_hook_reads_file_names_and_never_prints_them_raw(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = _secret()
+    name = f"notes/{secret}.txt"
+    (repo_path / "notes").mkdir()
+    (repo_path / name).write_text("nothing here\n", "utf-8")
+    git(repo_path, "add", name)
+    monkeypatch.chdir(repo_path)
+    assert secrets.main([]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error[secret-detected]: notes/[REDACTED:github-token].txt: path: "
+        "a secret (github-token) is in the file's name"
+    )
+    assert secret not in err
+
+
+def test_the_commit_msg_stage_checks_the_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``memgit-check-secrets --commit-msg FILE``: comment lines and the diff below the
+    scissors line (``git commit -v``) are not part of the message."""
+    secret = _secret()
+    message = tmp_path / "COMMIT_EDITMSG"
+    message.write_text(f"Deploy notes\n\n# {secret} in a comment\n", "utf-8")
+    assert secrets.main(["--commit-msg", str(message)]) == 0
+    scissors = "# ------------------------ >8 ------------------------\n"
+    message.write_text(f"Deploy notes\n{scissors}+token {secret}\n", "utf-8")
+    assert secrets.main(["--commit-msg", str(message)]) == 0
+    message.write_text(f"Deploy notes\n\nuse {secret} for the bot\n", "utf-8")
+    assert secrets.main(["--commit-msg", str(message)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error[secret-detected]: commit message: line 3: "
+        "a secret (github-token) is in the commit message"
+    )
+    assert secret not in err
+
+
+def test_memgits_own_write_refuses_a_secret_in_its_message_before_any_object(
+    repo_path: Path,
+) -> None:
+    """The commit engine screens the message with the files: nothing is written."""
+    from memgit.store.engine import Change, commit_change
+    from memgit.store.repository import open_repository
+
+    repo = open_repository(repo_path)
+    secret = _secret()
+    objects = git(repo_path, "count-objects", "-v")
+    before = snapshot(repo_path)
+    change = Change(files={"notes/a.txt": b"fine\n"}, message=f"notes\n\nsee {secret}\n")
+    with pytest.raises(InvalidInputError) as caught:
+        commit_change(repo, lambda tip: change, guard=GOVERNANCE)
+    assert (
+        caught.value.problems[0]
+        .render()
+        .startswith("error[secret-detected]: commit message: line 3: ")
+    )
+    assert secret not in str(caught.value.render())
+    assert snapshot(repo_path) == before
+    assert git(repo_path, "count-objects", "-v") == objects
+
+
+def test_no_hook_prints_a_secret_that_is_in_a_path(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture file under a folder named after a token breaks several checks; each of
+    them names the path with the token redacted, in a hook and in memgit verify."""
+    secret = _secret()
+    at = f"inbox/test-agent/00/{secret}/000003.yaml"
+    (repo_path / at).parent.mkdir(parents=True)
+    (repo_path / at).write_text("source: test-agent\nsession: s1\n", "utf-8")
+    git(repo_path, "add", at)
+    monkeypatch.chdir(repo_path)
+    for main in MAINS.values():
+        main([])
+    printed = capsys.readouterr().err
+    assert "inbox/test-agent/00/[REDACTED:github-token]/000003.yaml" in printed
+    git(repo_path, "commit", "-q", "--no-verify", "-m", "by hand")
+    done = memgit_cli("verify", "HEAD~1..HEAD", "--json", cwd=repo_path)
+    assert done.returncode == 1
+    assert secret not in printed + (done.stdout + done.stderr).decode()

@@ -10,19 +10,22 @@ import re
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgit.capture import redact as redact_module
-from memgit.capture.redact import KINDS, find_secrets, redact
+from memgit.capture import rules as rules_module
+from memgit.capture.redact import KINDS, find_secrets, redact, redact_together, secret_values
 
 from secret_fixtures import SECRET_FIXTURES
 
 TIME_BUDGET = 2.0  # seconds for 1 MB; generous for slow shared machines
 PEM_HEAD = "-----BEGIN RSA " + "PRIVATE KEY-----"
 PLAIN_VALUE = "correct" + "horse" + "42"
+PW = "pass" + "word"
 
 
 def _first(kind: str) -> str:
@@ -145,6 +148,108 @@ def test_offsets_survive_characters_that_lower_case_to_two() -> None:
     assert redact(text)[0] == "İstanbul İİ password=[REDACTED:password-assignment] tamam"
 
 
+# --- lookalike and hidden characters: detection reads a normalised view -----------------
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(char) + 0xFEE0) for char in text)
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        pytest.param(_fullwidth, id="full-width"),
+        pytest.param(lambda value: value[:6] + "\u200b" + value[6:], id="zero-width-space"),
+        pytest.param(lambda value: value[:6] + "\u00ad" + value[6:], id="soft-hyphen"),
+        pytest.param(lambda value: "\u2060".join(value), id="word-joiner-everywhere"),
+        pytest.param(lambda value: value[:6] + "\u202e" + value[6:], id="bidi-override"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["github-token", "anthropic-api-key", "aws-access-key-id"])
+def test_a_disguised_secret_is_replaced_whole(kind: str, disguise: Any) -> None:
+    """The original characters are replaced: neither the disguised form nor the plain ASCII
+    value is left, and the text around it is untouched."""
+    value = _first(kind)
+    hidden = disguise(value)
+    text, counts = redact(f"before {hidden} after")
+    assert (text, counts) == (f"before [REDACTED:{kind}] after", {kind: 1})
+
+
+def test_offsets_map_back_through_characters_that_normalise_to_several() -> None:
+    """A ligature (one character, two in the view) before the secret shifts nothing."""
+    value = _first("github-token")
+    text = f"\ufb01le \u2026 {value[:8]}\u200b{value[8:]} done"
+    [match] = find_secrets(text)
+    assert text[match.start : match.end] == f"{value[:8]}\u200b{value[8:]}"
+
+
+# --- one capture: a value found anywhere is redacted everywhere ---------------------------
+
+
+def test_an_echoed_value_is_redacted_in_every_text() -> None:
+    typed = PLAIN_VALUE + "x9"
+    texts = [f"my {PW}={typed}", f"Got it, I will use {typed} from now on.", None]
+    cleaned, counts = redact_together(texts)
+    assert cleaned == [
+        "my password=[REDACTED:password-assignment]",
+        "Got it, I will use [REDACTED:password-assignment] from now on.",
+        None,
+    ]
+    assert counts == {"password-assignment": 2}
+
+
+def test_an_echo_is_found_in_its_disguised_form_and_inside_words_is_not() -> None:
+    github = _first("github-token")
+    cleaned, _ = redact_together(
+        [f"see {github}", f"echo {_fullwidth(github)}!", f"prefix{github[4:]}suffix"]
+    )
+    assert cleaned[1] == "echo [REDACTED:github-token]!"
+    assert cleaned[2] == f"prefix{github[4:]}suffix"
+
+
+def test_a_key_body_line_quoted_alone_elsewhere_is_redacted() -> None:
+    key = next(v for k, _, v in SECRET_FIXTURES if k == "private-key" and v.startswith(PEM_HEAD))
+    line = key.splitlines()[2]
+    cleaned, _ = redact_together([f"key:\n{key}\nok", f"is line 2 '{line}' right?"])
+    assert cleaned[1] == "is line 2 '[REDACTED:private-key]' right?"
+    assert line in secret_values(key)
+
+
+def test_the_end_of_a_key_split_over_two_messages_is_redacted() -> None:
+    """The first message has BEGIN and a few lines; the second the rest and END."""
+    key = next(v for k, _, v in SECRET_FIXTURES if k == "private-key" and v.startswith(PEM_HEAD))
+    lines = key.splitlines()
+    first = "\n".join(lines[:3])
+    second = "and the rest:\n" + "\n".join(lines[3:]) + "\nthanks"
+    cleaned, _ = redact_together([first, second])
+    assert cleaned == ["[REDACTED:private-key]", "and the rest:\n[REDACTED:private-key]\nthanks"]
+
+
+# --- passwords: spaces, JSON inside JSON strings, URL userinfo -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (f"{PW}: correct horse battery staple\nnext", "correct horse battery staple"),
+        ("  - passphrase: correct horse battery staple", "correct horse battery staple"),
+        (f"[db]\n{PW} = correct horse battery staple\n", "correct horse battery staple"),
+        (f"my {PW}: c0rrect horse battery staple", "c0rrect horse battery staple"),
+        (f'{PW} = "correct horse battery staple"', "correct horse battery staple"),
+        (f"{PW.upper()}='correct horse battery staple';", "correct horse battery staple"),
+        (f'{{\\"{PW}\\": \\"correct horse\\"}}', "correct horse"),
+        (f'{{\\\\\\"{PW}\\\\\\": \\\\\\"tripleescaped42\\\\\\"}}', "tripleescaped42"),
+        (f"{PW}: hunter2 horse # the old one", "hunter2 horse"),
+        (f"{PW}=hunter2 and then I ran ls", "hunter2"),
+        ("https://ada:" + "pa/ss#wo@rd@db.example.com:5432/app", "pa/ss#wo@rd"),
+        ("redis://:" + "a@b/c#d@cache:6379", "a@b/c#d"),
+    ],
+)
+def test_a_password_is_redacted_whole(text: str, value: str) -> None:
+    [match] = find_secrets(text)
+    assert text[match.start : match.end] == value
+
+
 # --- untrusted text: allow-markers are ignored --------------------------------------------
 
 
@@ -262,6 +367,21 @@ UUID = str(uuid.UUID(int=0x5EC2E7))
         "AKIA is the prefix of AWS access key ids",
         "a key-value store",
         "[REDACTED:password-assignment]",
+        # The rules taken from gitleaks, and the shapes of memgit issue 11.
+        f"aws s3 cp --sse-c-key {SHA} and AWS_SHA={SHA}",
+        f"git log {SHA}..{SHA} --format=%H",
+        'url = "token=" + token  # built in code',
+        'password = " + name + "',
+        'password = "${DB_PASSWORD}"',
+        "http://localhost:8080/api/users/@me and https://host:443/a/@b",
+        "eyes.eyebrows.eyelids and ewoks.everywhere",
+        "Mississippi.Mississippi.Mississippi",
+        "see https://example.com/?sig=short",
+        "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==",
+        "会議のパスワードは明日送ります。" + _fullwidth("password"),
+        "Your password: changeme\u200b is not allowed",
+        "-----END RSA " + "PRIVATE KEY-----",
+        "short\n-----END RSA " + "PRIVATE KEY-----",
     ],
 )
 def test_ordinary_text_is_not_a_secret(text: str) -> None:
@@ -310,6 +430,26 @@ def test_a_megabyte_of_conversation_is_fast() -> None:
         "Authorization: Bearer ",
         "12345678:AA",
         "pwd=" + "abcd ",
+        # The rules taken from gitleaks, and the shapes of memgit issue 11.
+        "PuTTY-User-" + "Key-File-2: ",
+        "&sig=",
+        '\\"password\\": \\"',
+        "password: a ",
+        "\npassword: ",
+        "://a:b@",
+        "://a:b/",
+        "e",
+        "ey",
+        "xoxe.",
+        "M",
+        "heroku: ",
+        "discord=",
+        "\n-----END RSA " + "PRIVATE KEY-----",
+        "QUFBQUFB\n",
+        "QUtJQ",
+        "\u200b",
+        "\uff41",
+        "\ufb01",
     ],
 )
 def test_hostile_input_stays_linear(unit: str) -> None:
@@ -324,10 +464,10 @@ def test_hostile_input_stays_linear(unit: str) -> None:
 
 def test_case_insensitive_rules_are_written_in_lower_case() -> None:
     """They run over a lower-cased copy of the text, so an upper-case letter would never match."""
-    for kind, pattern in redact_module._RULES:
+    for kind, pattern in rules_module.RULES:
         assert "value" in pattern.groupindex, kind
         if pattern.flags & re.IGNORECASE:
-            assert not re.search("[A-Z]", re.sub(r"\\.|\(\?P<\w+>", "", pattern.pattern)), kind
+            assert not re.search("[A-Z]", re.sub(r"\\.|\(\?P[<=]\w+>?", "", pattern.pattern)), kind
 
 
 @pytest.mark.parametrize(

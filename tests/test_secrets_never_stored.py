@@ -26,7 +26,7 @@ import pytest
 from memgit.capture.turn import parse_capture
 
 from secret_fixtures import SECRET_FIXTURES
-from support import git, make_turn, memgit_cli, snapshot
+from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
 
 ONE_LINE = [fixture for fixture in SECRET_FIXTURES if "\n" not in fixture[1]]
 # Several kinds in one tool message, one sample per kind. An unterminated PEM key is left
@@ -58,21 +58,6 @@ class Captured:
     def stored(self, seq: int) -> dict[str, Any]:
         path = self.results[seq]["path"]
         return parse_capture(git(self.repo, "show", f"HEAD:{path}").encode(), path=path).to_dict()
-
-
-def git_environment(home: Path) -> dict[str, str]:
-    """The isolated git setup of conftest.py, for this module-scoped fixture."""
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Test Person\n\temail = test@example.com\n"
-        "[init]\n\tdefaultBranch = main\n",
-        "utf-8",
-    )
-    return {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
 
 
 @pytest.fixture(scope="module")
@@ -113,26 +98,6 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
         outputs.append(memgit_cli("capture", "--json", cwd=repo, input=json.dumps(turn).encode()))
         results[named_seq] = json.loads(outputs[-1].stdout)
         yield Captured(repo, outputs, results)
-
-
-def everything_git_keeps(repo: Path) -> dict[str, bytes]:
-    """History with patches, every object's content, and every other file under .git."""
-
-    def run(*args: str) -> bytes:
-        return subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, check=True
-        ).stdout
-
-    kept = {
-        "git log --all -p": run("log", "--all", "-p", "--format=raw"),
-        "git cat-file --batch-all-objects --batch": run(
-            "cat-file", "--batch-all-objects", "--batch"
-        ),
-    }
-    for path in sorted((repo / ".git").rglob("*")):
-        if path.is_file() and "objects" not in path.relative_to(repo / ".git").parts:
-            kept[str(path.relative_to(repo))] = path.read_bytes()
-    return kept
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +182,9 @@ def test_nothing_printed_holds_a_secret(captured: Captured) -> None:
         pytest.param("thread", "multi\nline {}", id="thread-with-a-newline"),
         pytest.param("content", ["{}"], id="content-as-a-list"),
         pytest.param("name", "tool\t{}", id="tool-name-with-a-tab"),
+        pytest.param("timestamp", "{}", id="secret-as-timestamp"),
+        pytest.param("seq", "{}", id="secret-as-seq"),
+        pytest.param("role", "{}", id="secret-as-role"),
     ],
 )
 def test_a_refused_turn_does_not_echo_its_secret(field: str, value: Any, repo_path: Path) -> None:
@@ -225,15 +193,16 @@ def test_a_refused_turn_does_not_echo_its_secret(field: str, value: Any, repo_pa
     filled = json.loads(json.dumps(value).replace("{}", secret))
     message: dict[str, Any] = {"role": "tool", "content": "ok"}
     turn = make_turn(messages=[message])
-    if field == "thread":
-        turn["thread"] = filled
+    if field in ("thread", "timestamp", "seq"):
+        turn[field] = filled
     else:
         message[field] = filled
     before = snapshot(repo_path)
     done = memgit_cli("capture", "--json", cwd=repo_path, input=json.dumps(turn).encode())
     assert done.returncode == 3
     assert snapshot(repo_path) == before
-    assert secret.encode() not in done.stderr + done.stdout
+    for fragment in (secret, secret[4:16], secret[-12:]):
+        assert fragment.encode() not in done.stderr + done.stdout
 
 
 def test_redaction_never_writes_an_unreadable_capture(repo_path: Path) -> None:
@@ -248,3 +217,49 @@ def test_redaction_never_writes_an_unreadable_capture(repo_path: Path) -> None:
     path = json.loads(done.stdout)["path"]
     stored = parse_capture((repo_path / path).read_bytes(), path=path)
     assert stored.redactions == {"password-assignment": 18}
+
+
+def _first(kind: str) -> str:
+    return next(value for fixture_kind, _, value in SECRET_FIXTURES if fixture_kind == kind)
+
+
+def test_a_value_found_in_one_message_is_redacted_everywhere_in_the_turn(repo_path: Path) -> None:
+    """The user types a password; the assistant repeats it, a tool prints it, and the thread
+    id carries it: none of them has ``password=`` before it, all of them lose it."""
+    typed = "correct" + "horse" + "42"
+    messages = [
+        {"role": "user", "content": "my db pass" + f"word={typed}, remember it"},
+        {"role": "assistant", "content": f"Noted: {typed}."},
+        {"role": "tool", "name": "bash", "content": f"$ echo {typed}\n{typed}", "complete": True},
+    ]
+    turn = make_turn(messages=messages, thread=f"thread {typed}")
+    done = memgit_cli("capture", "--json", cwd=repo_path, input=json.dumps(turn).encode())
+    assert done.returncode == 0, done.stderr.decode()
+    path = json.loads(done.stdout)["path"]
+    stored = parse_capture(git(repo_path, "show", f"HEAD:{path}").encode(), path=path).to_dict()
+    assert stored["redactions"] == {"password-assignment": 5}
+    assert stored["messages"][1]["content"] == "Noted: [REDACTED:password-assignment]."
+    assert (
+        typed.encode()
+        not in everything_git_keeps(repo_path)["git cat-file --batch-all-objects --batch"]
+    )
+
+
+@pytest.mark.parametrize("field", ["source", "session"])
+@pytest.mark.parametrize("kind", ["github-token", "anthropic-api-key", "huggingface-token"])
+def test_a_secret_as_source_or_session_is_refused_without_echo(
+    field: str, kind: str, repo_path: Path
+) -> None:
+    """A source or session is a folder name, where a secret cannot be redacted: the turn is
+    refused (exit 3, nothing written) and the error names the field, never the value."""
+    secret = _first(kind)
+    turn = make_turn()
+    turn[field] = secret
+    before = snapshot(repo_path)
+    done = memgit_cli("capture", "--json", cwd=repo_path, input=json.dumps(turn).encode())
+    assert done.returncode == 3
+    assert snapshot(repo_path) == before
+    printed = (done.stdout + done.stderr).decode()
+    assert printed.startswith("{") and f"error[secret-in-name]: <stdin>: {field}: " in printed
+    for fragment in (secret, secret[4:16], secret[-12:]):
+        assert fragment not in printed

@@ -516,7 +516,7 @@ def test_git_failing_on_the_index_is_reported_and_nothing_is_committed(
 
 
 class _Refuse:
-    def screen(self, files: object) -> None:
+    def screen(self, files: object, message: str) -> None:
         pass
 
     def check(self, repo: object, tree: object, base: object) -> None:

@@ -714,3 +714,19 @@ def test_the_ci_script_finds_a_skipped_hook_in_a_merge_request(
     assert done.returncode == 1
     assert f"error[retired-id-active]: {bad[:12]}: " in done.stderr
     assert done.stdout == "Checked 2 commits: 1 problem.\n"
+
+
+def test_verify_finds_a_secret_in_a_commit_message(history: tuple[Path, dict[str, str]]) -> None:
+    """pre-commit runs before git has the message; verify (CI, pre-receive) reads it."""
+    path, values = history
+    base = head(path)
+    secret = values["secret:github-token"]
+    human_memory(path, "releasethu01", "Releases are cut on Thursdays")
+    bad = commit(path, f"a memory by hand\n\nthe bot token is {secret}\n")
+    status, stdout, stderr = verify_cli(path, f"{base}..HEAD")
+    assert status == 1
+    assert error_lines(stderr) == [
+        f"error[secret-detected]: {bad[:12]}: commit message: line 3: "
+        "a secret (github-token) is in the commit message"
+    ]
+    assert secret not in stderr + stdout

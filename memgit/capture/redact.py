@@ -4,26 +4,36 @@ Captured conversation text is untrusted, so allow-list markers that other scanne
 (``gitleaks:allow``, ``pragma: allowlist secret``, ``nosec``, ``# noqa``) are ignored: anyone
 who can put text in front of the agent could otherwise smuggle a secret into the repository.
 
-Every detector is a ``(kind, pattern)`` row of :data:`_RULES`. Each pattern marks the secret
-with a ``value`` group, so only the value is replaced and its context (the key name, the URL
-host) stays readable. The same scan serves the pre-commit hook on staged files, so it must be
-fast and linear on any input:
+The detectors are the rows of :data:`memgit.capture.rules.RULES`. They read a normalised
+view of the text (:mod:`memgit.capture.textview`: NFKC, format characters removed), and the
+match is mapped back, so the original characters are what is replaced. Three more sources
+of matches cover what one regex over one text cannot:
 
-* every pattern starts with a literal, letting :mod:`re` jump between candidate prefixes
-  instead of attempting a match at every offset; "not inside a longer word" is therefore
-  checked by a look-behind placed *after* the prefix (see :func:`_token`);
-* there are no nested quantifiers, and a long run is entered only from a prefix or keyword
-  that cannot recur inside it, so no stretch of text is rescanned once per offset.
+* a base64 run whose decoded text holds a secret (docker's ``auth``, a base64 AWS key in a
+  Kubernetes secret) is a secret as a whole;
+* the tail of a private key whose ``BEGIN`` line is in another message: the base64 lines
+  just before an ``END`` line;
+* values already found elsewhere in the same capture (:func:`redact_together`): an
+  assistant echoing a password is redacted although the echo has no ``password=`` before it.
+
+The same scan serves the pre-commit hook on staged files, so it must be fast and linear on
+any input; see :mod:`memgit.capture.rules` for how the patterns keep that.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import string
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "SecretMatch", "find_secrets", "redact"]
+from memgit.capture.rules import KINDS, RULES
+from memgit.capture.textview import view_of
+
+__all__ = ["KINDS", "SecretMatch", "find_secrets", "redact", "redact_together", "secret_values"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,150 +45,38 @@ class SecretMatch:
     end: int
 
 
-_TOKEN_CHARS = "A-Za-z0-9_-"
-
-
-def _token(*prefixes: str, body: str) -> re.Pattern[str]:
-    """A token made of one of ``prefixes`` (fixed-width regexes) and ``body``, not part of a
-    longer word: mid-word matches are usually identifiers, and rejecting them right after the
-    prefix keeps a run like ``eyJeyJeyJ…`` linear."""
-    starts = "|".join(f"{prefix}(?<![{_TOKEN_CHARS}]{prefix})" for prefix in prefixes)
-    return re.compile(f"(?P<value>(?:{starts}){body})(?![{_TOKEN_CHARS}])")
-
-
-def _keyed(key: str) -> re.Pattern[str]:
-    """The value assigned to ``key`` (a lower-case regex, matched case-insensitively).
-
-    Accepts ``key=v``, ``key = "v"``, ``"key": "v"``, ``key => 'v'``, ``key := v`` and
-    ``export KEY=v``. The value is 4+ characters up to whitespace, a quote, ``,`` ``;`` ``&`` or a
-    bracket, so ``[REDACTED:…]`` is never a value. After a bare colon an unquoted value must
-    contain a digit or symbol, since a plain word there ("the token: expired") is prose.
-    """
-    return re.compile(
-        rf"""{key}["'`]?[ \t]*"""
-        r"""(?:(?:=>?|:=)[ \t]*["'`]?|:[ \t]*(?:["'`]|(?=[a-z]*[0-9!#$%*+/=?@^_~|-])))"""
-        r"""(?P<value>[^\s"'`,;&()<>\[\]{}]{4,})""",
-        re.IGNORECASE,
-    )
-
-
-_PEM_LABEL = r"(?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----"
-
-# Order matters only for ties (same start, same length): specific kinds come before generic
-# ones, and the ``*-assignment`` rules come last, so a GitHub token assigned to ``token``
-# reports ``github-token``.
-# A kind may take several rows, so that each pattern starts with a single literal character.
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # The whole block; an unterminated one runs to the end of the text.
-    (
-        "private-key",
-        re.compile(rf"(?P<value>-----BEGIN {_PEM_LABEL}[\s\S]*?(?:-----END {_PEM_LABEL}|\Z))"),
-    ),
-    ("aws-access-key-id", _token("(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)", body="[A-Z0-9]{16}")),
-    ("aws-secret-access-key", _keyed("secret[_ -]?access[_ -]?key")),
-    # A 40-character base64 run within 80 characters after "aws" on the same line; it must
-    # hold a digit or symbol and a letter past "f", so words and hex digests are not taken.
-    # The gap stops at the next "aws", so each character is crossed by one candidate only.
-    # The "aws" of a ``[REDACTED:aws-…]`` placeholder does not count: each redaction would
-    # otherwise expose the next run, one pass at a time.
-    (
-        "aws-secret-access-key",
-        re.compile(
-            r"aws(?<!\[redacted:aws)(?:(?!aws)[^\n]){0,80}?(?<![a-z0-9/+=])"
-            r"(?P<value>(?=[a-z/+]{0,39}[0-9/+])(?=[0-9a-f/+]{0,39}[g-z])[a-z0-9/+]{40})"
-            r"(?![a-z0-9/+=])",
-            re.IGNORECASE,
-        ),
-    ),
-    ("github-token", _token("gh[pousr]_", body="[A-Za-z0-9]{36,}")),
-    ("github-fine-grained-token", _token("github_pat_", body="[A-Za-z0-9_]{22,}")),
-    ("gitlab-token", _token("glpat-", "gldt-", "glptt-", "glsoat-", body="[A-Za-z0-9_-]{20,}")),
-    ("gitlab-runner-token", _token("glrt-", body="[A-Za-z0-9_-]{20,}")),
-    ("gitlab-runner-token", _token("GR1348941", body="[A-Za-z0-9_-]{20,}")),
-    ("slack-token", _token("(?:xox[abprs]|xapp)-", body="[A-Za-z0-9-]{10,}")),
-    (
-        "slack-webhook-url",
-        re.compile(
-            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<value>[A-Za-z0-9_/-]{20,})"
-        ),
-    ),
-    ("stripe-key", _token("sk_(?:live|test)_", body="[A-Za-z0-9]{16,}")),
-    ("stripe-key", _token("rk_(?:live|test)_", body="[A-Za-z0-9]{16,}")),
-    ("stripe-webhook-secret", _token("whsec_", body="[A-Za-z0-9+/]{24,}")),
-    ("google-api-key", _token("AIza", body="[A-Za-z0-9_-]{35}")),
-    ("google-oauth-access-token", _token(r"ya29\.", body="[A-Za-z0-9_-]{20,}")),
-    ("google-oauth-client-secret", _token("GOCSPX-", body="[A-Za-z0-9_-]{24,}")),
-    ("anthropic-api-key", _token("sk-ant-", body="[A-Za-z0-9_-]{20,}")),
-    # Generic ``sk-`` keys need a digit, so kebab-case names like ``sk-loading-spinner-…`` pass.
-    ("openai-api-key", _token("sk-", body="(?!ant-)(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}")),
-    ("jwt", _token("eyJ", body=r"[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")),
-    ("huggingface-token", _token("hf_", body="[A-Za-z0-9]{30,}")),
-    ("npm-token", _token("npm_", body="[A-Za-z0-9]{36,}")),
-    (
-        "pypi-token",
-        _token("pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw", body="[A-Za-z0-9_-]{50,}"),
-    ),
-    ("sendgrid-api-key", _token(r"SG\.", body=r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
-    ("twilio-api-key", _token("SK", body="[0-9a-f]{32}")),
-    (
-        "azure-storage-key",
-        re.compile(r"AccountKey=(?P<value>[A-Za-z0-9+/]{40,}={0,2})(?![A-Za-z0-9+/=])"),
-    ),
-    ("digitalocean-token", _token("do[opr]_v1_", body="[a-f0-9]{64}")),
-    ("shopify-token", _token("shp(?:at|ca|pa|ss)_", body="[a-fA-F0-9]{32}")),
-    ("mailgun-api-key", _token("key-", body="[0-9a-f]{32}")),
-    (
-        "discord-webhook-url",
-        re.compile(r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<value>[A-Za-z0-9_-]{60,})"),
-    ),
-    # ``<bot id>:<secret>``: anchored on the colon, the secret being the part after it.
-    (
-        "telegram-bot-token",
-        re.compile(r":(?<=[0-9]{8}:)(?P<value>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
-    ),
-    ("databricks-token", _token("dapi", body="[a-f0-9]{32}(?:-[0-9]+)?")),
-    ("age-secret-key", _token("AGE-SECRET-KEY-1", body="[02-9AC-HJ-NP-Z]{58}")),
-    ("heroku-api-key", _token("HRKU-", body="[A-Za-z0-9_-]{20,}")),
-    ("vault-token", _token(r"hv[sb]\.", body="[A-Za-z0-9_-]{24,}")),
-    # Only the password of ``scheme://user:<password>@host``; template fields such as
-    # ``{password}`` or ``<password>`` are not passwords.
-    ("url-password", re.compile(r"://[^\s:/@?#\[\]]*:(?P<value>[^\s/@?#\[\]{}<>]+)@")),
-    (
-        "authorization-bearer",
-        re.compile(
-            r"""authorization["'`]?[ \t]*[:=][ \t]*["'`]?bearer[ \t]+"""
-            r"(?P<value>[a-z0-9._~+/-]{8,}=*)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "authorization-basic",
-        re.compile(
-            r"""authorization["'`]?[ \t]*[:=][ \t]*["'`]?basic[ \t]+"""
-            r"(?P<value>[a-z0-9+/]{6,}=*)",
-            re.IGNORECASE,
-        ),
-    ),
-    ("password-assignment", _keyed("(?:password|passwd|pwd)")),
-    ("secret-assignment", _keyed("secret(?:[_-]?key)?")),
-    ("token-assignment", _keyed("token")),
-    ("api-key-assignment", _keyed("api[_-]?key")),
-)
-
-KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kind, _ in _RULES))
-
 # `re` cannot use its fast literal-prefix search for case-insensitive patterns (about ten times
 # slower per rule), so those rules, written in lower case, run without the flag over a
 # lower-cased copy of the text with the same offsets.
 _SCANS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
-    (
-        kind,
-        re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE),
-        bool(pattern.flags & re.IGNORECASE),
-    )
-    for kind, pattern in _RULES
+    (kind, re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE), True)
+    if pattern.flags & re.IGNORECASE
+    else (kind, pattern, False)
+    for kind, pattern in RULES
 )
+# Ties go to the rules, in their order, then to decoded runs, then to echoes.
+_DECODED_ORDER = len(_SCANS)
+_ECHO_ORDER = len(_SCANS) + 1
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+# A run of base64 (standard or URL-safe) long enough to hold a key, 12 bytes or more, with
+# both upper- and lower-case letters, as base64 of text has: a kebab-case name (such as the
+# kind in a placeholder) is not worth decoding.
+_BASE64_RUN = re.compile(
+    r"(?<![A-Za-z0-9+/_-])(?=[a-z0-9+/_-]*[A-Z])(?=[A-Z0-9+/_-]*[a-z])[A-Za-z0-9+/_-]{16,}+={0,2}"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# How much of the line before a base64 run is read with its decoded text (a key name).
+_DECODE_CONTEXT = 80
+_PEM_END = re.compile(
+    r"-----end[ ][ a-z0-9_-]{0,100}?private[ ]{1,4}key(?:[ ]{1,4}block)?[ ]{0,4}-----"
+)
+_LINE_BREAK = re.compile(r"\r?\n|\\n")
+_BASE64_LINE = re.compile(r"[a-z0-9+/=]+")
+_KEY_BODY_KINDS = frozenset({"private-key", "putty-private-key"})
+_ECHOED_LINE = 20
+
+Candidate = tuple[int, int, int, str]  # start, -end, rule order, kind
 
 
 def _fold(text: str) -> str:
@@ -194,30 +92,135 @@ def find_secrets(text: str) -> list[SecretMatch]:
     Of overlapping matches the earlier-starting, then the longer, then the one whose rule is
     listed first wins.
     """
-    folded = _fold(text)
-    candidates: list[tuple[int, int, int, str]] = []
-    for order, (kind, pattern, fold) in enumerate(_SCANS):
-        for match in pattern.finditer(folded if fold else text):
-            candidates.append((match.start("value"), -match.end("value"), order, kind))
+    return _find(text, known={}, decode=True)
+
+
+def _find(text: str, *, known: Mapping[str, str], decode: bool) -> list[SecretMatch]:
+    view = view_of(text)
+    folded = _fold(view.text)
+    candidates = [*_rule_candidates(view.text, folded), *_key_tails(folded)]
+    if decode:
+        candidates += _decoded_candidates(view.text)
+    if known:
+        candidates += _echo_candidates(view.text, known)
     candidates.sort()
     found: list[SecretMatch] = []
     taken = 0
     for start, negative_end, _, kind in candidates:
         if start >= taken:
-            found.append(SecretMatch(kind=kind, start=start, end=-negative_end))
+            begin, end = view.span(start, -negative_end)
+            found.append(SecretMatch(kind=kind, start=begin, end=end))
             taken = -negative_end
     return found
 
 
-def redact(text: str) -> tuple[str, dict[str, int]]:
+def _rule_candidates(view: str, folded: str) -> Iterator[Candidate]:
+    for order, (kind, pattern, fold) in enumerate(_SCANS):
+        for match in pattern.finditer(folded if fold else view):
+            yield match.start("value"), -match.end("value"), order, kind
+
+
+def _decoded_candidates(view: str) -> Iterator[Candidate]:
+    """Base64 runs whose decoded text, read after the start of the run's line (so that a key
+    name before the run counts), holds a secret. Decoded text is not decoded again."""
+    for run in _BASE64_RUN.finditer(view):
+        decoded = _decode(run.group())
+        if decoded is None:
+            continue
+        line_start = view.rfind("\n", 0, run.start()) + 1
+        context = view[max(line_start, run.start() - _DECODE_CONTEXT) : run.start()]
+        for match in _find(context + decoded, known={}, decode=False):
+            if match.end > len(context):
+                yield run.start(), -run.end(), _DECODED_ORDER, match.kind
+                break
+
+
+def _decode(run: str) -> str | None:
+    """The text a base64 run encodes, or None when it encodes no readable text."""
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        return None
+    try:
+        data = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+        text = data.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return None if _CONTROL.search(text) else text
+
+
+def _key_tails(folded: str) -> Iterator[Candidate]:
+    """The end of a private key whose ``BEGIN`` line is not in this text (a key pasted over
+    two messages): the base64 lines right before an ``END`` line, and that line. Each stretch
+    of text is walked once: the walk back stops at the previous ``END``."""
+    floor = 0
+    for end in _PEM_END.finditer(folded):
+        if folded.rfind("-----begin", floor, end.start()) < 0:
+            start = _body_start(folded, floor, end.start())
+            if start is not None:
+                yield start, -end.end(), 0, "private-key"
+        floor = end.end()
+
+
+def _body_start(folded: str, floor: int, end: int) -> int | None:
+    """Where the base64 lines that end at ``end`` start (None if fewer than 32 characters)."""
+    breaks = [(found.start(), found.end()) for found in _LINE_BREAK.finditer(folded, floor, end)]
+    bounds = [floor, *(after for _, after in breaks)]
+    stops = [*(before for before, _ in breaks), end]
+    start, size = None, 0
+    for line_start, line_end in zip(reversed(bounds), reversed(stops), strict=True):
+        line = folded[line_start:line_end]
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not _BASE64_LINE.fullmatch(stripped):
+            break
+        start = line_start + (len(line) - len(line.lstrip()))
+        size += len(stripped)
+    return start if size >= 32 else None
+
+
+def _echo_candidates(view: str, known: Mapping[str, str]) -> Iterator[Candidate]:
+    """Each occurrence of a known value that is not part of a longer word."""
+    for value, kind in known.items():
+        at = view.find(value)
+        while at >= 0:
+            end = at + len(value)
+            if not (_joins(view, at - 1, value[0]) or _joins(view, end, value[-1])):
+                yield at, -end, _ECHO_ORDER, kind
+            at = view.find(value, at + 1)
+
+
+def _joins(view: str, index: int, edge: str) -> bool:
+    """Whether the character at ``index`` continues a word that ends in ``edge``."""
+    return 0 <= index < len(view) and edge.isalnum() and view[index].isalnum()
+
+
+def secret_values(text: str) -> dict[str, str]:
+    """Each secret value in ``text`` (as detection reads it) -> its kind; for a key block also
+    each body line of 20+ characters, which a later message may quote on its own."""
+    values: dict[str, str] = {}
+    for match in find_secrets(text):
+        value = view_of(text[match.start : match.end]).text
+        values.setdefault(value, match.kind)
+        if match.kind in _KEY_BODY_KINDS:
+            for line in _LINE_BREAK.split(value):
+                if len(line.strip()) >= _ECHOED_LINE and not line.startswith("-----"):
+                    values.setdefault(line.strip(), match.kind)
+    return values
+
+
+def redact(text: str, *, known: Mapping[str, str] | None = None) -> tuple[str, dict[str, int]]:
     """``text`` with each secret value replaced by ``[REDACTED:<kind>]``, and counts by kind.
+
+    ``known`` (value -> kind, see :func:`secret_values`) adds values found elsewhere, which
+    are redacted wherever they stand as a word of their own.
 
     Replacing a value can expose a token that was glued to it (``…KEY-----ghp_…``), so the
     scan repeats until nothing is found: the result is idempotent and scans clean. It ends
     because no value cuts into a placeholder, so every pass shrinks the text outside them.
     """
     counts: Counter[str] = Counter()
-    while matches := find_secrets(text):
+    while matches := _find(text, known=known or {}, decode=True):
         pieces: list[str] = []
         done = 0
         for match in matches:
@@ -227,3 +230,23 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
         text = "".join(pieces)
         counts.update(match.kind for match in matches)
     return text, dict(counts)
+
+
+def redact_together(texts: Sequence[str | None]) -> tuple[list[str | None], dict[str, int]]:
+    """Redact the texts of one capture as a whole: a value found in any of them is redacted
+    in every one, wherever it appears (the counts include those echoes)."""
+    known: dict[str, str] = {}
+    for text in texts:
+        if text:
+            for value, kind in secret_values(text).items():
+                known.setdefault(value, kind)
+    counts: Counter[str] = Counter()
+    cleaned: list[str | None] = []
+    for text in texts:
+        if text is None:
+            cleaned.append(None)
+            continue
+        clean, found = redact(text, known=known)
+        cleaned.append(clean)
+        counts.update(found)
+    return cleaned, dict(counts)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from memgit.capture.redact import redact
+from memgit.capture.redact import find_secrets, redact_together
 from memgit.constants import MAX_MESSAGE_BYTES
 from memgit.errors import InvalidInputError
 from memgit.layout import capture_path, check_segment
@@ -75,6 +75,7 @@ def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
     if isinstance(data, dict):
         for name in ("source", "session"):
             if isinstance(data.get(name), str):
+                _check_not_secret(data[name], field=name, source=source)
                 check_segment(data[name], field=name, source=source)
         if isinstance(data.get("timestamp"), str):
             _check_timestamp(data["timestamp"], source=source)
@@ -116,6 +117,22 @@ def turn_from_trusted(data: dict[str, Any]) -> Turn:
         messages=messages,
         redactions=dict(data.get("redactions", {})),
     )
+
+
+def _check_not_secret(value: str, *, field: str, source: str) -> None:
+    """A source or session is a folder name in the repository, so a secret there cannot be
+    redacted: refuse it, naming the field, and never echo the value (not even in part)."""
+    found = find_secrets(value)
+    if found:
+        raise InvalidInputError(
+            f"the {field} holds a secret ({found[0].kind}); it would become a path in the "
+            "repository, so it cannot be captured",
+            code="secret-in-name",
+            path=source,
+            field=field,
+            hint=f"name the {field} plainly (an agent or session id, not a credential), and "
+            "rotate the secret if it was ever stored elsewhere",
+        )
 
 
 def _check_sizes(data: Any, *, source: str) -> None:
@@ -167,22 +184,20 @@ def _check_timestamp(value: str, *, source: str) -> None:
 
 
 def redact_turn(turn: Turn) -> Turn:
-    """The turn with every secret removed from its free text, and the counts by kind."""
-    counts: dict[str, int] = {}
+    """The turn with every secret removed from its free text, and the counts by kind.
 
-    def clean(text: str | None) -> str | None:
-        if text is None:
-            return None
-        cleaned, found = redact(text)
-        for kind, count in found.items():
-            counts[kind] = counts.get(kind, 0) + count
-        return cleaned
-
+    The turn's texts are redacted together: a value found in one message (a password the
+    user typed) is also removed where another repeats it (the assistant echoing it back).
+    """
+    texts: list[str | None] = [turn.thread]
+    for message in turn.messages:
+        texts += (message.content, message.name)
+    cleaned, counts = redact_together(texts)
     messages = tuple(
-        replace(message, content=clean(message.content) or "", name=clean(message.name))
-        for message in turn.messages
+        replace(message, content=cleaned[1 + 2 * index] or "", name=cleaned[2 + 2 * index])
+        for index, message in enumerate(turn.messages)
     )
-    return replace(turn, messages=messages, thread=clean(turn.thread), redactions=counts)
+    return replace(turn, messages=messages, thread=cleaned[0], redactions=counts)
 
 
 def render_capture(turn: Turn) -> str:

@@ -9,7 +9,13 @@ import pygit2
 from memgit.errors import InvalidInputError, Problem
 from memgit.governance.evidence import iter_evidence_problems
 from memgit.governance.schemas import iter_schema_problems
-from memgit.governance.secrets import iter_secret_problems, iter_text_secrets
+from memgit.governance.secrets import (
+    iter_message_secrets,
+    iter_name_secrets,
+    iter_secret_problems,
+    iter_text_secrets,
+    without_secret_path,
+)
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import CommitView, view_of_tree
 
@@ -28,17 +34,17 @@ def iter_all_problems(view: CommitView) -> Iterator[tuple[str, Problem]]:
     """(hook id, problem) for every check over ``view``."""
     for hook_id, check in CHECKS.items():
         for problem in check(view):
-            yield hook_id, problem
+            yield hook_id, without_secret_path(problem)
 
 
 class GovernanceGuard:
     """The commit engine's guard: refuse what any published hook would refuse."""
 
-    def screen(self, files: Mapping[str, bytes | None]) -> None:
-        """Secrets are refused before a blob or tree holding them exists."""
-        problems: list[Problem] = []
+    def screen(self, files: Mapping[str, bytes | None], message: str) -> None:
+        """Secrets are refused before a blob, tree or commit holding them exists."""
+        problems = list(iter_message_secrets(message))
         for path, data in files.items():
-            problems.extend(iter_text_secrets(path, path.encode("utf-8")))
+            problems.extend(iter_name_secrets(path))
             if data is not None:
                 problems.extend(iter_text_secrets(path, data))
         if problems:

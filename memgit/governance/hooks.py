@@ -10,6 +10,7 @@ from pathlib import Path
 import pygit2
 
 from memgit.errors import MemgitError, Problem
+from memgit.governance.secrets import without_secret_path
 from memgit.governance.view import CommitView, view_of_tree
 from memgit.store.recovery import unfinished_publish
 from memgit.store.repository import open_repository
@@ -41,7 +42,7 @@ def run_hook(
         print(err.render(), file=sys.stderr)
         return int(err.exit_status)
     for problem in problems:
-        print(problem.render(), file=sys.stderr)
+        print(without_secret_path(problem).render(), file=sys.stderr)
     if problems:
         print(f"{hook_id}: {len(problems)} problem(s); nothing was committed", file=sys.stderr)
     return 1 if problems else 0

@@ -32,6 +32,8 @@ class CommitView:
     # The commit this tree builds on (None for a root commit).
     base: pygit2.Oid | None = None
     label: str | None = None
+    # The commit's message, where one is known (memgit verify); a staged tree has none yet.
+    message: str | None = None
     # Retirements read from history (memgit verify), besides refs/memgit/retired/.
     retirements: Retirements = field(default_factory=dict, compare=False, repr=False)
     # Memory files a merge brings from its other parents that the first parent lacks:
@@ -177,7 +179,7 @@ def diff_paths(
 def view_of_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> CommitView:
     base = commit.parents[0] if commit.parents else None
     view = view_of_tree(repo, commit.tree, base)
-    return replace(view, label=str(commit.id))
+    return replace(view, label=str(commit.id), message=commit.message)
 
 
 def view_of_tree(

@@ -64,8 +64,9 @@ Planner = Callable[[pygit2.Commit | None], Change | None]
 class Guard(Protocol):
     """What must hold before memgit commits; each method raises to refuse."""
 
-    def screen(self, files: Mapping[str, bytes | None]) -> None:
-        """Look at the new contents before any object exists (secrets never reach one)."""
+    def screen(self, files: Mapping[str, bytes | None], message: str) -> None:
+        """Look at the new contents and the commit message before any object exists
+        (secrets never reach one)."""
 
     def check(self, repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
         """Look at the tree about to be committed on ``base``."""
@@ -158,7 +159,7 @@ def _publish_once(
     ``index`` is the checkout's, when the branch is checked out."""
     base_tree = tip.tree if tip is not None else None
     if guard is not None:
-        guard.screen(change.files)
+        guard.screen(change.files, change.message)
     tree_id = build_tree(repo, base_tree, change.files)
     if tip is not None and tree_id == tip.tree_id:
         return _no_op(tip, branch, attempt)
