@@ -1,4 +1,4 @@
-"""A progress bar on stderr for long index builds; nothing at all for short work."""
+"""A progress bar on stderr for long index builds and captures; nothing for short work."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 ProgressCallback = Callable[[str, int, int], None]
-_LABELS = {"index": "indexing files", "optimize": "optimizing the index"}
+_LABELS = {
+    "index": "indexing files",
+    "optimize": "optimizing the index",
+    "capture": "capturing turns",
+}
 
 
 @contextlib.contextmanager
