@@ -36,6 +36,8 @@ MAX_JSON_DEPTH = 64
 MAX_YAML_BYTES = 4 * 1024 * 1024
 MAX_SEGMENT_LENGTH = 128
 MAX_SCOPE_DEPTH = 8
+# The largest seq of a turn (capture.schema.json says the same), so the largest --from-turn.
+MAX_SEQ = 999_999_999
 
 # Recall: the lexical index (a derived cache in .git/memgit/) and query limits.
 INDEX_FILE = "index.sqlite"

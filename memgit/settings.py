@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,8 @@ from memgit.schemas import iter_schema_problems
 from memgit.yamlio import parse_yaml
 
 DEFAULT_RETENTION_DAYS = 30
+# The longest timeout or backoff memgit.yaml may set (as the config schema says): a day.
+MAX_SECONDS = 86400.0
 
 DEFAULT_CONFIG = f"""\
 # memgit repository settings. Reference: docs/configuration.md
@@ -120,11 +123,22 @@ def gate_setting(settings: Settings, key: str, default: int) -> int:
 
 
 def config_seconds(config: Mapping[str, Any], key: str, default: float) -> float:
-    """A number from memgit.yaml, where decimals arrive as text (``timeout: 0.5``)."""
+    """Seconds from memgit.yaml's ``gate:`` (decimals arrive as text: ``timeout: 0.5``).
+
+    The schema bounds them; this refuses what it would refuse, so that no value can
+    become an infinite wait or an OverflowError deep inside a backend.
+    """
     value = config.get(key, default)
-    if isinstance(value, bool):
-        return default
     try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
+        seconds = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise InvalidInputError(
+            f"gate.{key} must be a number of seconds from 0 to {MAX_SECONDS:g}",
+            code="backend-config",
+            path=CONFIG_FILE,
+            field=f"gate.{key}",
+            hint="see docs/gate.md#backends",
+        )
+    return seconds

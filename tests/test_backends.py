@@ -45,6 +45,8 @@ from test_process import (
 
 from memgit.cli.main import main
 from memgit.errors import BackendError, InvalidInputError
+from memgit.gate.backends.command import CommandBackend
+from memgit.gate.backends.openai import OpenAIBackend
 from memgit.gate.contract import GateOutputError
 
 from secret_fixtures import SECRET_FIXTURES
@@ -376,6 +378,13 @@ FAILURES: dict[str, Failure] = {
     "html-error-page": Failure(
         "backend-bad-response", [Reply(body=b"<html>maintenance</html>")], 1
     ),
+    # 2 MB of brackets: json.loads raised RecursionError (exit 70).
+    "answer-nested-a-million-deep": Failure(
+        "backend-bad-response", [Reply(body=b"[" * 10**6 + b"]" * 10**6)], 1
+    ),
+    "error-body-nested-a-million-deep": Failure(
+        "backend-failed", [Reply(status=404, body=b"[" * 10**6)], 1
+    ),
 }
 
 
@@ -426,6 +435,30 @@ def test_a_decimal_backoff_is_honoured(repo: Path, server: ScriptedServer) -> No
         open_repo(repo).process()
     assert len(server.requests) == 3
     assert time.monotonic() - started < 0.5
+
+
+@pytest.mark.parametrize("key", ["timeout", "backoff"])
+@pytest.mark.parametrize(
+    "value",
+    [10**400, "9" * 400 + ".5", 86401, -1, "soon", True],
+    ids=["400-digits", "400-digits-and-a-half", "over-a-day", "negative", "a-word", "a-boolean"],
+)
+def test_seconds_out_of_range_are_refused_by_name(key: str, value: object) -> None:
+    """A backend built from settings the schema never saw (the Python API) refuses a
+    number of seconds it cannot wait for: was OverflowError (exit 70), an infinite
+    timeout, or a silent default."""
+    config = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "command": "gate", key: value}
+    factories = [OpenAIBackend.from_config]
+    if key == "timeout":
+        factories.append(CommandBackend.from_config)
+    for factory in factories:
+        with pytest.raises(InvalidInputError) as caught:
+            factory(config)
+        assert (caught.value.code, caught.value.path, caught.value.field) == (
+            "backend-config",
+            "memgit.yaml",
+            f"gate.{key}",
+        )
 
 
 def test_connection_refused_exits_5(repo: Path) -> None:

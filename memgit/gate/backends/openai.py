@@ -7,7 +7,6 @@ same protocol. The API key is read from the environment variable named in
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import time
@@ -19,6 +18,7 @@ import httpx
 
 from memgit.errors import BackendError, InvalidInputError
 from memgit.gate.prompt import GateRequest
+from memgit.jsonio import parse_json
 from memgit.settings import config_seconds
 
 DEFAULT_TIMEOUT = 60.0
@@ -167,11 +167,16 @@ class OpenAIBackend:
         return min(MAX_BACKOFF, self.backoff * 2.0 ** (attempt - 1) * (0.5 + random.random()))
 
 
+def _parsed(data: bytes) -> Any:
+    """The answer's JSON, read as strictly as any input: a body nested a million deep is
+    refused (json.loads would raise RecursionError), and so are NaN and duplicate keys."""
+    return parse_json(data, source="the endpoint's answer")
+
+
 def _content(data: bytes) -> str:
     try:
-        parsed = json.loads(data)
-        content = parsed["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError) as err:
+        content = _parsed(data)["choices"][0]["message"]["content"]
+    except (InvalidInputError, KeyError, IndexError, TypeError) as err:
         raise BackendError(
             "the endpoint's answer is not a chat completion",
             code="backend-bad-response",
@@ -189,8 +194,8 @@ def _content(data: bytes) -> str:
 
 def _error_detail(data: bytes) -> str:
     try:
-        message = json.loads(data)["error"]["message"]
-    except (ValueError, KeyError, TypeError):
+        message = _parsed(data)["error"]["message"]
+    except (InvalidInputError, KeyError, TypeError):
         return ""
     return f": {str(message)[:200]}" if message else ""
 
