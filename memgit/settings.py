@@ -40,10 +40,6 @@ scopes:
 gate:
   backend: rules
 
-# With review on, processing runs go to proposal branches for approval.
-review:
-  enabled: false
-
 # Processed captures older than this many days leave the tree (Git keeps them).
 inbox:
   retention_days: {DEFAULT_RETENTION_DAYS}
@@ -56,7 +52,6 @@ class Settings:
     memory_types: tuple[str, ...]
     scopes: tuple[str, ...]
     gate: dict[str, Any]
-    review_enabled: bool
     retention_days: int
     author: tuple[str, str] | None
 
@@ -69,7 +64,7 @@ def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
 
 @functools.lru_cache(maxsize=8)
 def _parse_settings(text: str | bytes, path: str) -> Settings:
-    data = parse_yaml(text, source=path)
+    data = _without_legacy_review(parse_yaml(text, source=path), path)
     problems = list(iter_schema_problems(data, "config", path=path))
     if problems:
         raise InvalidInputError.from_problems(problems)
@@ -79,9 +74,37 @@ def _parse_settings(text: str | bytes, path: str) -> Settings:
         memory_types=tuple(data["memory_types"]),
         scopes=tuple(data["scopes"]),
         gate=dict(data["gate"]),
-        review_enabled=bool(data.get("review", {}).get("enabled", False)),
         retention_days=data.get("inbox", {}).get("retention_days", DEFAULT_RETENTION_DAYS),
         author=(author["name"], author["email"]) if author else None,
+    )
+
+
+def _without_legacy_review(data: Any, path: str) -> Any:
+    """``data`` without the ``review: {enabled: false}`` that ``memgit init`` used to write.
+
+    Review does not exist yet, so the setting was removed rather than left doing
+    nothing. ``enabled: false`` asks for what memgit does anyway, so repositories
+    made before keep working unchanged; anything else under ``review:`` (above all
+    ``enabled: true``) would be ignored while runs still commit straight to the
+    branch, so it is refused by name.
+    """
+    if not isinstance(data, dict) or "review" not in data:
+        return data
+    review = data["review"]
+    if not isinstance(review, dict):
+        field = "review"
+    elif review.get("enabled", False) is not False:
+        field = "review.enabled"
+    elif set(review) <= {"enabled"}:
+        return {key: value for key, value in data.items() if key != "review"}
+    else:
+        field = "review." + next(str(key) for key in review if key != "enabled")
+    raise InvalidInputError(
+        "review is not available yet: runs commit straight to the branch",
+        code="review-unavailable",
+        path=path,
+        field=field,
+        hint="remove the review: section from memgit.yaml (see docs/configuration.md)",
     )
 
 
@@ -110,7 +133,6 @@ def settings_from_json(data: dict[str, Any]) -> Settings:
         memory_types=tuple(data["memory_types"]),
         scopes=tuple(data["scopes"]),
         gate=dict(data["gate"]),
-        review_enabled=data["review_enabled"],
         retention_days=data["retention_days"],
         author=(author[0], author[1]) if author is not None else None,
     )

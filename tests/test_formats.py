@@ -294,8 +294,22 @@ def test_default_settings_parse() -> None:
     parsed = parse_settings(DEFAULT_CONFIG)
     assert parsed.gate == {"backend": "rules"}
     assert parsed.scopes == ("user", "project")
-    assert parsed.review_enabled is False
     assert parsed.retention_days == 30
+    assert "review" not in DEFAULT_CONFIG
+
+
+OLD_TEMPLATE_REVIEW = "\n# With review on, processing runs go to proposal branches for approval.\n"
+OLD_TEMPLATE_REVIEW += "review:\n  enabled: false\n"
+
+
+def test_review_disabled_as_memgit_init_wrote_it_still_parses() -> None:
+    """Repositories made before review.enabled was removed keep working: `enabled: false`
+    asks for what memgit does, so it is accepted (and means nothing else)."""
+    old = DEFAULT_CONFIG.replace(
+        "\n# Processed captures", OLD_TEMPLATE_REVIEW + "\n# Processed captures"
+    )
+    assert "review:\n  enabled: false" in old
+    assert parse_settings(old) == parse_settings(DEFAULT_CONFIG)
 
 
 @pytest.mark.parametrize(
