@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -690,14 +691,22 @@ def test_a_scope_too_long_for_the_file_system_is_refused_before_any_commit(
 
 # ---------------------------------------------------------------- command backend
 
-PROGRAM = """\
+# Terminal escapes (colour, clear screen, an OSC title), a carriage return, a bidi
+# override, a C1 control, and a line that pretends to be memgit's verdict.
+HOSTILE_TEXT = "\x1b[31mboom\x1b[2J\x1b]0;pwned\x07\r\u202e\x9b\nerror[ok]: nothing failed\n"
+
+PROGRAM = f"""\
 import json, pathlib, sys, time
+HOSTILE = {HOSTILE_TEXT!r}
 prompt = sys.stdin.read()
 here = pathlib.Path(sys.argv[0]).parent
 (here / "prompts.txt").open("a").write(json.dumps(prompt) + "\\n")
 mode = sys.argv[1]
 if mode == "fail":
     print("model server exploded", file=sys.stderr)
+    sys.exit(3)
+if mode == "hostile-stderr":
+    sys.stderr.write(HOSTILE)
     sys.exit(3)
 if mode == "sleep":
     time.sleep(2)
@@ -776,8 +785,44 @@ def test_command_backend_failures_exit_5(
     stderr = done.stderr.decode()
     assert stderr.startswith(f"error[{code}]: ")
     if mode == "fail":
-        assert "exited with status 3: model server exploded" in stderr
+        assert 'exited with status 3: "model server exploded"' in stderr
     assert_untouched(repo_path, before, pending)
+
+
+def assert_foreign_text_is_inert(stderr: bytes, code: str) -> None:
+    """What memgit prints of HOSTILE_TEXT: one error line, no control character at all,
+    and the text inside quotes with each escape visible."""
+    text = stderr.decode("utf-8")
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]", text), repr(text)
+    assert [line for line in text.splitlines() if line.startswith("error[")] == [
+        line for line in text.splitlines()[:1]
+    ]
+    first = text.splitlines()[0]
+    assert first.startswith(f"error[{code}]: ")
+    assert (
+        '"\\x1b[31mboom\\x1b[2J\\x1b]0;pwned\\x07\\r\\u202e\\x9b\\nerror[ok]: nothing failed'
+        in (first)
+    ), first
+
+
+def test_command_backend_stderr_is_printed_escaped_and_quoted(
+    repo_path: Path, program: Callable[..., Path]
+) -> None:
+    """A Gate's stderr cannot colour or clear the terminal, or print a fake error[...] line."""
+    program("hostile-stderr")
+    done = memgit_cli("-C", str(repo_path), "process")
+    assert done.returncode == 5
+    assert_foreign_text_is_inert(done.stderr, "backend-failed")
+
+
+def test_a_server_error_message_is_printed_escaped_and_quoted(
+    repo: Path, server: ScriptedServer
+) -> None:
+    """The same for the error message in an endpoint's JSON error body."""
+    server.push(error(404, HOSTILE_TEXT))
+    done = memgit_cli("-C", str(repo), "process")
+    assert done.returncode == 5
+    assert_foreign_text_is_inert(done.stderr, "backend-failed")
 
 
 def test_command_backend_honours_a_decimal_timeout(

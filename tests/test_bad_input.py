@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from memgit.capture.read import parse_turn
 from memgit.capture.turn import parse_capture
-from memgit.errors import MemgitError
+from memgit.errors import MemgitError, quote_foreign
 from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
@@ -679,3 +679,19 @@ def test_parse_turn_raises_only_memgit_errors(value: bytes | str | dict[str, Any
     except MemgitError as err:
         assert err.code and err.path == "<stdin>"
         assert 2 <= int(err.exit_status) < 70
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain words", '"plain words"'),
+        ('say "hi" \\ bye', '"say \\"hi\\" \\\\ bye"'),
+        ("\x1b[2Jline\r\nerror[ok]: fine", '"\\x1b[2Jline\\r\\nerror[ok]: fine"'),
+        ("\u202eevil\u200b\x9b\x7f\u2028", '"\\u202eevil\\u200b\\x9b\\x7f\\u2028"'),
+        ("naïve 中文 ✓", '"naïve 中文 ✓"'),
+        ("x" * 250, '"' + "x" * 200 + '"...'),
+    ],
+    ids=["plain", "quotes", "terminal", "invisible", "unicode-kept", "cut"],
+)
+def test_foreign_text_is_quoted_on_one_inert_line(text: str, shown: str) -> None:
+    assert quote_foreign(text) == shown

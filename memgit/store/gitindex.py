@@ -28,7 +28,7 @@ from typing import Protocol
 
 import pygit2
 
-from memgit.errors import ConflictError
+from memgit.errors import ConflictError, quote_foreign
 from memgit.store.tree import Entry
 
 # From this index size on git reaches the index: its two commands run on the other
@@ -292,7 +292,10 @@ class GitIndex:
 def git_failed(command: str, message: str, *, hint: str) -> ConflictError:
     """git's own complaint about the index, as memgit reports it (exit 4)."""
     return ConflictError(
-        f"git {command} failed on the index: {message}", code="git-failed", path="index", hint=hint
+        f"git {command} failed on the index: {quote_foreign(message)}",
+        code="git-failed",
+        path="index",
+        hint=hint,
     )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.errors import BackendError, InvalidInputError
+from memgit.errors import BackendError, InvalidInputError, quote_foreign
 from memgit.gate.prompt import GateRequest
 from memgit.settings import config_seconds
 
@@ -70,8 +70,8 @@ class CommandBackend:
                 hint="raise gate.timeout in memgit.yaml",
             ) from err
         if done.returncode != 0:
-            first_line = done.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-            detail = f": {first_line[0][:200]}" if first_line else ""
+            said = done.stderr.decode("utf-8", "replace").strip()
+            detail = f": {quote_foreign(said)}" if said else ""
             raise BackendError(
                 f"{self.argv[0]} exited with status {done.returncode}{detail}",
                 code="backend-failed",

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from memgit.errors import BackendError, InvalidInputError
+from memgit.errors import BackendError, InvalidInputError, quote_foreign
 from memgit.gate.prompt import GateRequest
 from memgit.jsonio import parse_json
 from memgit.settings import config_seconds
@@ -197,7 +197,7 @@ def _error_detail(data: bytes) -> str:
         message = _parsed(data)["error"]["message"]
     except (InvalidInputError, KeyError, TypeError):
         return ""
-    return f": {str(message)[:200]}" if message else ""
+    return f": {quote_foreign(str(message))}" if message else ""
 
 
 def _optional_str(config: Mapping[str, Any], key: str) -> str | None:
