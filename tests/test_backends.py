@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -710,6 +712,15 @@ if mode == "hostile-stderr":
     sys.exit(3)
 if mode == "sleep":
     time.sleep(2)
+if mode in ("flood", "flood-stderr"):  # like `yes`: writes until it is stopped
+    out = sys.stdout if mode == "flood" else sys.stderr
+    while True:
+        out.write("y" * 65536)
+if mode == "grandchild":  # leaves a process of its own behind, then hangs
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (here / "grandchild.pid").write_text(str(child.pid))
+    time.sleep(60)
 sys.stdout.write((here / "answer.json").read_text())
 """
 
@@ -823,6 +834,50 @@ def test_a_server_error_message_is_printed_escaped_and_quoted(
     done = memgit_cli("-C", str(repo), "process")
     assert done.returncode == 5
     assert_foreign_text_is_inert(done.stderr, "backend-failed")
+
+
+@pytest.mark.parametrize("mode", ["flood", "flood-stderr"])
+def test_a_command_writing_forever_is_cut_off_at_the_limit(
+    repo_path: Path, program: Callable[..., Path], mode: str
+) -> None:
+    """A Gate writing without end to stdout or stderr is stopped once it passes 4 MiB,
+    long before its 60 s timeout, and memgit's memory stays bounded (it grew to 2.1 GB)."""
+    program(mode, timeout=60)
+    before = snapshot(repo_path)
+    started = time.monotonic()
+    done = memgit_cli("-C", str(repo_path), "process")
+    assert time.monotonic() - started < 20
+    assert done.returncode == 5, done.stderr.decode()
+    stream = "stdout" if mode == "flood" else "stderr"
+    assert done.stderr.decode().startswith("error[backend-answer-too-large]: gate.command: ")
+    assert f"more than 4,194,304 bytes to {stream}" in done.stderr.decode()
+    assert snapshot(repo_path) == before
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_timed_out_command_leaves_no_process_behind(
+    repo_path: Path, program: Callable[..., Path]
+) -> None:
+    """On timeout the Gate's whole process group is killed, its own children too."""
+    folder = program("grandchild", timeout=1)
+    done = memgit_cli("-C", str(repo_path), "process")
+    assert done.stderr.decode().startswith("error[backend-timeout]: ")
+    pid = int((folder / "grandchild.pid").read_text())
+    deadline = time.monotonic() + 5
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = running(pid)
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"the Gate's child {pid} is still running"
 
 
 def test_command_backend_honours_a_decimal_timeout(
