@@ -429,6 +429,22 @@ def test_a_decimal_timeout_is_honoured(repo: Path, server: ScriptedServer) -> No
     assert snapshot(repo) == before
 
 
+def test_the_timeout_is_a_deadline_for_the_whole_answer(repo: Path, server: ScriptedServer) -> None:
+    """A server sending one byte every 0.2 s never lets a read time out; gate.timeout: 1
+    still gives up after about a second (it waited for the whole 400-byte body, 80 s)."""
+    configure(repo, gate={"timeout": 1, "max_retries": 0})
+    reply = chat(text(good_answer()))
+    server.push(Reply(status=200, body=reply.body, headers=reply.headers, dribble=0.2))
+    before = snapshot(repo)
+    started = time.monotonic()
+    with pytest.raises(BackendError) as caught:
+        open_repo(repo).process()
+    elapsed = time.monotonic() - started
+    assert caught.value.code == "backend-timeout"
+    assert elapsed < 3, f"gave up after {elapsed:.1f}s"
+    assert snapshot(repo) == before
+
+
 def test_a_decimal_backoff_is_honoured(repo: Path, server: ScriptedServer) -> None:
     """gate.backoff: 0.01 with two retries: three 500s are over well within half a second."""
     configure(repo, gate={"backoff": 0.01})

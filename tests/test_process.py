@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -913,3 +914,35 @@ def test_cli_batches_make_one_commit_per_run(repo_path: Path) -> None:
     assert len(memories(repo_path)) == 4
     assert len(run_records(repo_path)) == 3
     assert_clean(repo_path)
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "-"])
+def test_an_endless_gate_output_is_refused_at_the_limit(repo_path: Path, source: str) -> None:
+    """--gate-output is read up to the Gate answer limit (4 MiB), not to the end: an
+    endless file or stream is refused at once (it was a MemoryError, exit 70)."""
+    capture(repo_path, user_turn(0, "Remember that the CI runs on Fridays."))
+    before = snapshot(repo_path)
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run(
+            [
+                "/bin/sh",
+                "-c",
+                'ulimit -v 1048576; exec "$@"',
+                "sh",
+                sys.executable,
+                "-m",
+                "memgit.cli.main",
+                "process",
+                "--gate-output",
+                source,
+            ],
+            cwd=repo_path,
+            stdin=zeros,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    where = "<stdin>" if source == "-" else source
+    assert done.returncode == 3, done.stderr.decode()
+    assert done.stderr.decode().startswith(f"error[too-large]: {where}: ")
+    assert snapshot(repo_path) == before

@@ -12,15 +12,22 @@ from memgit.errors import InvalidInputError
 from memgit.jsonio import parse_json
 
 
-def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """All of ``stream``, refusing (without reading on) input larger than ``limit``."""
+def read_limited(
+    stream: IO[bytes],
+    *,
+    source: str,
+    limit: int = MAX_INPUT_BYTES,
+    hint: str = "capture one turn per call, or many with --file turns.jsonl",
+) -> bytes:
+    """All of ``stream``, refusing (without reading on) input larger than ``limit``: every
+    read of foreign input (stdin, a file an option names) goes through here."""
     data = stream.read(limit + 1)
     if len(data) > limit:
         raise InvalidInputError(
             f"input is larger than the {limit:,}-byte limit",
             code="too-large",
             path=source,
-            hint="capture one turn per call, or many with --file turns.jsonl",
+            hint=hint,
         )
     return data
 

@@ -131,10 +131,15 @@ class OpenAIBackend:
     def _post(
         self, client: httpx.Client, url: str, headers: dict[str, str], body: dict[str, Any]
     ) -> tuple[int, bytes, str | None]:
+        # gate.timeout bounds the whole exchange, not each read: httpx's timeouts apply
+        # per socket operation, so a server sending a byte a second was never cut off.
+        deadline = time.monotonic() + self.timeout
         try:
             with client.stream("POST", url, headers=headers, json=body) as response:
                 data = bytearray()
                 for chunk in response.iter_bytes():
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout("the answer took longer than gate.timeout")
                     data += chunk
                     if len(data) > MAX_ANSWER_BYTES:
                         raise BackendError(
@@ -145,7 +150,7 @@ class OpenAIBackend:
                 return response.status_code, bytes(data), response.headers.get("retry-after")
         except httpx.TimeoutException as err:
             raise BackendError(
-                f"no answer from {self.base_url} within {self.timeout:g}s",
+                f"no complete answer from {self.base_url} within {self.timeout:g}s",
                 code="backend-timeout",
                 field="gate.timeout",
                 hint="raise gate.timeout in memgit.yaml, or retry later",
