@@ -25,6 +25,7 @@ from memgit.layout import (
     memory_path,
     parse_capture_path,
     run_path,
+    windows_problem,
 )
 from memgit.memory import Memory, Source, Supersedes, new_memory_id, parse_memory, render_memory
 from memgit.runrecord import RunInput, RunRecord, parse_run_record, render_run_record
@@ -35,7 +36,10 @@ from support import git
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-names = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
+# Safe names: no Windows device name (CON, nul.txt) and no trailing dot (tested apart).
+names = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True).filter(
+    lambda name: windows_problem(name) is None
+)
 one_line = (
     st.text(
         alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")),

@@ -290,7 +290,7 @@ def test_invalid_revision(
     status, stdout, stderr = verify_cli(path, *args)
     assert status == 2
     assert stdout == ""
-    assert stderr.startswith(f"error[invalid-revision]: REV_RANGE: unknown revision '{shown}'")
+    assert stderr.startswith(f'error[invalid-revision]: REV_RANGE: unknown revision "{shown}"')
     assert "hint: " in stderr
 
 
