@@ -31,7 +31,7 @@ repos:
         name: memgit schemas
         entry: memgit-check-schemas
         language: system
-        files: ^(memgit\\.yaml|inbox/.*\\.yaml|memories/.*\\.md|runs/.*\\.json)$
+        files: ^(memgit\\.yaml|inbox/.*\\.yaml|memories/.*\\.md|runs/.*\\.json|(.*/)?\\.gitattributes)$
       - id: memgit-evidence
         name: memgit evidence
         entry: memgit-check-evidence
@@ -46,7 +46,7 @@ repos:
         entry: memgit-check-supersession
         language: system
         files: ^memories/.*\\.md$
-"""
+"""  # noqa: E501 (the files pattern is one YAML line)
 
 TEMPLATES = {CONFIG_FILE: DEFAULT_CONFIG, PRE_COMMIT_CONFIG: DEFAULT_PRE_COMMIT_CONFIG}
 

@@ -16,6 +16,7 @@ import pygit2
 from memgit.capture.turn import parse_capture
 from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
+from memgit.governance.attributes import ATTRIBUTES_FILE, iter_attributes_problems
 from memgit.governance.view import CommitView
 from memgit.index.lookup import indexed_memories_using, memories_using
 from memgit.layout import windows_problem
@@ -174,6 +175,8 @@ def iter_schema_problems(view: CommitView) -> Iterator[Problem]:
         special = _not_a_file(path, view) or _not_for_windows(path)
         if special is not None:
             yield special
+        elif path.rsplit("/", 1)[-1] == ATTRIBUTES_FILE:
+            yield from iter_attributes_problems(path, view.read(path) or b"")
         elif view.read(path) is not None:
             yield from iter_file_problems(path, view)
 
