@@ -30,6 +30,7 @@ TRAILER_EXPIRED = "Memgit-Expired"
 
 # Input limits: generous for real conversations, small enough to refuse abuse.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+MAX_JSONL_BYTES = 1024 * 1024 * 1024
 MAX_MESSAGE_BYTES = 1024 * 1024
 MAX_MESSAGES_PER_TURN = 1000
 MAX_JSON_DEPTH = 64

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
 
 from memgit.capture.inbox import CAPTURE_BATCH, capture_turns
-from memgit.capture.read import parse_turn
-from memgit.errors import ConflictError
+from memgit.capture.read import iter_jsonl_turns, parse_turn
+from memgit.errors import ConflictError, InvalidInputError
 from memgit.repo import MemoryRepo
 from memgit.store.tree import blob_at, build_tree
 
@@ -122,3 +124,32 @@ def test_capture_file_with_a_bad_last_line_writes_nothing(repo_path: Path, tmp_p
     assert done.returncode == 3
     assert done.stderr.decode().startswith(f"error[invalid-json]: {lines}:1002: ")
     assert snapshot(repo_path) == before
+
+
+class EndlessTurns(io.RawIOBase):
+    """A stream of valid JSON Lines turns without end (as `yes` would print them)."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while len(self.pending) < len(buffer):
+            self.pending += json.dumps(make_turn(self.seq)).encode() + b"\n"
+            self.seq += 1
+        size = len(buffer)
+        buffer[:size], self.pending = self.pending[:size], self.pending[size:]
+        return size
+
+
+def test_an_endless_json_lines_stream_is_refused_at_the_limit() -> None:
+    """`capture --file -` reads JSON Lines up to a total limit, not only per line."""
+    stream = io.BufferedReader(EndlessTurns())
+    with pytest.raises(InvalidInputError) as caught:
+        for _ in iter_jsonl_turns(stream, source="<stdin>", limit=100_000):
+            pass
+    assert (caught.value.code, caught.value.path) == ("too-large", "<stdin>")
+    assert "100,000-byte limit" in caught.value.message
