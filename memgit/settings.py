@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memgit.constants import CONFIG_FILE, FORMAT_VERSION
+from memgit.constants import CONFIG_FILE, FORMAT_VERSION, MAX_YAML_BYTES
 from memgit.errors import InvalidInputError, UsageError
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import parse_yaml
@@ -109,9 +109,11 @@ def _without_legacy_review(data: Any, path: str) -> Any:
 
 
 def read_config(workdir: Path) -> bytes:
-    """``memgit.yaml`` from the working tree (read there, as git reads .gitattributes)."""
+    """``memgit.yaml`` from the working tree (read there, as git reads .gitattributes),
+    no further than one byte past the YAML limit, which the parser then refuses."""
     try:
-        return (workdir / CONFIG_FILE).read_bytes()
+        with (workdir / CONFIG_FILE).open("rb") as config:
+            return config.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(
             f"this Git repository is not a memory repository (no {CONFIG_FILE})",

@@ -343,6 +343,31 @@ def test_oversized_memgit_yaml_is_refused(repo_path: Path) -> None:
     assert snapshot(repo_path) == before
 
 
+def test_memgit_yaml_that_never_ends_is_refused_at_the_limit(repo_path: Path) -> None:
+    """memgit.yaml is read from the working tree; one that is a link to /dev/zero is read
+    up to the YAML limit and refused (it was read to the end: a MemoryError, exit 70)."""
+    (repo_path / "memgit.yaml").unlink()
+    (repo_path / "memgit.yaml").symlink_to("/dev/zero")
+    done = subprocess.run(
+        [
+            "/bin/sh",
+            "-c",
+            'ulimit -v 1048576; exec "$@"',
+            "sh",
+            sys.executable,
+            "-m",
+            "memgit.cli.main",
+            "capture",
+        ],
+        cwd=repo_path,
+        input=turn_bytes(),
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert_refused(done, code="yaml-too-large", path="memgit.yaml")
+
+
 def test_inbox_symlinked_outside_is_refused(repo_path: Path, tmp_path: Path) -> None:
     """inbox/ replaced by a symlink to a folder outside: unsafe-path, nothing written there."""
     outside = tmp_path / "outside"
