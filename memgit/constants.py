@@ -30,12 +30,15 @@ TRAILER_EXPIRED = "Memgit-Expired"
 
 # Input limits: generous for real conversations, small enough to refuse abuse.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+MAX_JSONL_BYTES = 1024 * 1024 * 1024
 MAX_MESSAGE_BYTES = 1024 * 1024
 MAX_MESSAGES_PER_TURN = 1000
 MAX_JSON_DEPTH = 64
 MAX_YAML_BYTES = 4 * 1024 * 1024
 MAX_SEGMENT_LENGTH = 128
 MAX_SCOPE_DEPTH = 8
+# The largest seq of a turn (capture.schema.json says the same), so the largest --from-turn.
+MAX_SEQ = 999_999_999
 
 # Recall: the lexical index (a derived cache in .git/memgit/) and query limits.
 INDEX_FILE = "index.sqlite"

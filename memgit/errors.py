@@ -6,9 +6,40 @@ Core code raises these and never prints; the CLI renders them as
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
+
+FOREIGN_TEXT_CHARS = 200
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+# Controls (C0, DEL, C1), format characters (bidi overrides, zero-width), surrogates,
+# private-use and unassigned code points, and the line and paragraph separators.
+_UNPRINTABLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+def quote_foreign(text: str, *, limit: int = FOREIGN_TEXT_CHARS) -> str:
+    """Text from outside memgit (a Gate's stderr, a server's error message) as it may be
+    printed inside one of memgit's lines: its first ``limit`` characters, in double quotes,
+    with every character a terminal would act on escaped (``\\x1b``, ``\\r``, ``\\n``,
+    ``\\u202e``). So it can neither colour, clear or retitle the terminal nor start a line
+    of its own, such as a forged ``error[...]`` verdict. Every such message goes through
+    this one function.
+    """
+    shown = text[:limit]
+    escaped = "".join(_escape(char) for char in shown)
+    return f'"{escaped}"' + ("..." if len(text) > limit else "")
+
+
+def _escape(char: str) -> str:
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    if unicodedata.category(char) not in _UNPRINTABLE:
+        return char
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 class ExitStatus(IntEnum):

@@ -11,7 +11,7 @@ from typing import Any
 import pygit2
 
 from memgit.constants import CONFIG_FILE, FORMAT_VERSION, PRE_COMMIT_CONFIG, TRAILER_INIT
-from memgit.errors import ConflictError, UsageError
+from memgit.errors import ConflictError, UsageError, quote_foreign
 from memgit.governance.checks import GOVERNANCE
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 from memgit.store.engine import Change, publish
@@ -31,7 +31,7 @@ repos:
         name: memgit schemas
         entry: memgit-check-schemas
         language: system
-        files: ^(memgit\\.yaml|inbox/.*\\.yaml|memories/.*\\.md|runs/.*\\.json)$
+        files: ^(memgit\\.yaml|inbox/.*\\.yaml|memories/.*\\.md|runs/.*\\.json|(.*/)?\\.gitattributes)$
       - id: memgit-evidence
         name: memgit evidence
         entry: memgit-check-evidence
@@ -46,7 +46,7 @@ repos:
         entry: memgit-check-supersession
         language: system
         files: ^memories/.*\\.md$
-"""
+"""  # noqa: E501 (the files pattern is one YAML line)
 
 TEMPLATES = {CONFIG_FILE: DEFAULT_CONFIG, PRE_COMMIT_CONFIG: DEFAULT_PRE_COMMIT_CONFIG}
 
@@ -125,7 +125,8 @@ def install_hooks(path: Path) -> str:
     if done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
         raise UsageError(
-            f"pre-commit install failed: {detail[-1] if detail else done.returncode}",
+            "pre-commit install failed: "
+            + (quote_foreign(detail[-1]) if detail else f"exit status {done.returncode}"),
             code="hooks-install-failed",
             path=str(path / ".git" / "hooks"),
             hint="run `pre-commit install` yourself to see the full error",

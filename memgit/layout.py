@@ -25,6 +25,13 @@ _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _MEMORY_ID = re.compile(r"[a-z0-9][a-z0-9_-]{1,63}")
 _RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[a-z0-9]{4,16}")
 _SEQ_WIDTH = 6
+# Names Windows gives to devices, with or without an extension ("nul.txt" is NUL too):
+# a file or folder named so cannot be checked out there, and neither can one ending in
+# a dot (Windows drops it). The repository must check out wherever Git runs.
+_WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul"]
+    + [f"{port}{number}" for port in ("com", "lpt") for number in range(1, 10)]
+)
 
 
 def _describe(value: str) -> str:
@@ -52,7 +59,25 @@ def check_segment(value: object, *, field: str, source: str | None = None) -> st
                 "letter or digit; no '/', '..', spaces or control characters"
             ),
         )
+    problem = windows_problem(value)
+    if problem is not None:
+        raise InvalidInputError(
+            f"{_describe(value)} {problem}",
+            code="invalid-name",
+            path=source,
+            field=field,
+            hint="pick another name: the repository must check out on Windows too",
+        )
     return value
+
+
+def windows_problem(name: str) -> str | None:
+    """Why Windows cannot hold a file or folder called ``name`` (one path part), or None."""
+    if name.endswith((".", " ")):
+        return "ends with a dot or space, which Windows drops from file names"
+    if name.split(".", 1)[0].lower() in _WINDOWS_DEVICES:
+        return "is a device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9)"
+    return None
 
 
 def check_scope(value: object, *, field: str = "scope", source: str | None = None) -> str:
@@ -84,7 +109,8 @@ def check_scope(value: object, *, field: str = "scope", source: str | None = Non
 
 
 def check_memory_id(value: object, *, field: str = "id", source: str | None = None) -> str:
-    if not isinstance(value, str) or not _MEMORY_ID.fullmatch(value):
+    """A memory id, which names its file: so no Windows device name either (``nul.md``)."""
+    if not isinstance(value, str) or not _MEMORY_ID.fullmatch(value) or windows_problem(value):
         raise InvalidInputError(
             f"{_describe(str(value))} is not a valid memory id",
             code="invalid-id",

@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 # Bump when the payload of any kind changes; entries of another version are misses.
 # Entries also name the memgit release that wrote them, so a stricter parser re-checks.
-FORMAT = 1
+FORMAT = 2
 PARSED_DIR = "parsed"
 
 _BLOB = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

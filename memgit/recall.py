@@ -16,7 +16,7 @@ from typing import Any
 
 import pygit2
 
-from memgit.constants import MAX_RECALL_K
+from memgit.constants import MAX_RECALL_K, MAX_SEQ
 from memgit.errors import InvalidInputError, UsageError
 from memgit.index import search
 from memgit.index.documents import memory_body, read_capture
@@ -84,9 +84,11 @@ class RecallOptions:
                     code="usage",
                     hint="--exclude-thread THREAD --from-turn N leaves out turns N and later",
                 )
-            if self.from_turn < 0:
+            if not 0 <= self.from_turn <= MAX_SEQ:
                 raise InvalidInputError(
-                    "--from-turn must be 0 or more", code="invalid-option", field="--from-turn"
+                    f"--from-turn must be a seq from 0 to {MAX_SEQ:,}",
+                    code="invalid-option",
+                    field="--from-turn",
                 )
         if self.exclude_thread is not None and not self.exclude_thread.strip():
             raise InvalidInputError(

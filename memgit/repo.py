@@ -143,18 +143,27 @@ class MemoryRepo:
         *,
         source: str = "<api>",
         origins: Sequence[str] | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> CaptureResult:
-        """Redact and commit many turns as one commit.
+        """Redact and commit many turns, one commit per 1,000 (``CAPTURE_BATCH``).
 
-        ``origins`` optionally names where each turn came from (``file:line``),
-        for error messages; otherwise every turn is named ``source``.
+        Every turn is checked before the first commit, so bad input or a
+        conflict writes nothing. ``origins`` optionally names where each turn
+        came from (``file:line``), for error messages; otherwise every turn is
+        named ``source``. ``progress(done, total)`` follows the commits.
         """
         items = list(turns)
         names = list(origins) if origins is not None else [source] * len(items)
         parsed = [
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
-        return capture_turns(self.git, parsed, origins=names, author_fallback=self.settings.author)
+        return capture_turns(
+            self.git,
+            parsed,
+            origins=names,
+            author_fallback=self.settings.author,
+            progress=progress,
+        )
 
     # -- recall (memgit/recall.py, memgit/map.py, memgit/index/) --------------
 

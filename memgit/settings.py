@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memgit.constants import CONFIG_FILE, FORMAT_VERSION
+from memgit.constants import CONFIG_FILE, FORMAT_VERSION, MAX_YAML_BYTES
 from memgit.errors import InvalidInputError, UsageError
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import parse_yaml
 
 DEFAULT_RETENTION_DAYS = 30
+# The longest timeout or backoff memgit.yaml may set (as the config schema says): a day.
+MAX_SECONDS = 86400.0
 
 DEFAULT_CONFIG = f"""\
 # memgit repository settings. Reference: docs/configuration.md
@@ -37,10 +40,6 @@ scopes:
 gate:
   backend: rules
 
-# With review on, processing runs go to proposal branches for approval.
-review:
-  enabled: false
-
 # Processed captures older than this many days leave the tree (Git keeps them).
 inbox:
   retention_days: {DEFAULT_RETENTION_DAYS}
@@ -53,7 +52,6 @@ class Settings:
     memory_types: tuple[str, ...]
     scopes: tuple[str, ...]
     gate: dict[str, Any]
-    review_enabled: bool
     retention_days: int
     author: tuple[str, str] | None
 
@@ -66,7 +64,7 @@ def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
 
 @functools.lru_cache(maxsize=8)
 def _parse_settings(text: str | bytes, path: str) -> Settings:
-    data = parse_yaml(text, source=path)
+    data = _without_legacy_review(parse_yaml(text, source=path), path)
     problems = list(iter_schema_problems(data, "config", path=path))
     if problems:
         raise InvalidInputError.from_problems(problems)
@@ -76,16 +74,46 @@ def _parse_settings(text: str | bytes, path: str) -> Settings:
         memory_types=tuple(data["memory_types"]),
         scopes=tuple(data["scopes"]),
         gate=dict(data["gate"]),
-        review_enabled=bool(data.get("review", {}).get("enabled", False)),
         retention_days=data.get("inbox", {}).get("retention_days", DEFAULT_RETENTION_DAYS),
         author=(author["name"], author["email"]) if author else None,
     )
 
 
+def _without_legacy_review(data: Any, path: str) -> Any:
+    """``data`` without the ``review: {enabled: false}`` that ``memgit init`` used to write.
+
+    Review does not exist yet, so the setting was removed rather than left doing
+    nothing. ``enabled: false`` asks for what memgit does anyway, so repositories
+    made before keep working unchanged; anything else under ``review:`` (above all
+    ``enabled: true``) would be ignored while runs still commit straight to the
+    branch, so it is refused by name.
+    """
+    if not isinstance(data, dict) or "review" not in data:
+        return data
+    review = data["review"]
+    if not isinstance(review, dict):
+        field = "review"
+    elif review.get("enabled", False) is not False:
+        field = "review.enabled"
+    elif set(review) <= {"enabled"}:
+        return {key: value for key, value in data.items() if key != "review"}
+    else:
+        field = "review." + next(str(key) for key in review if key != "enabled")
+    raise InvalidInputError(
+        "review is not available yet: runs commit straight to the branch",
+        code="review-unavailable",
+        path=path,
+        field=field,
+        hint="remove the review: section from memgit.yaml (see docs/configuration.md)",
+    )
+
+
 def read_config(workdir: Path) -> bytes:
-    """``memgit.yaml`` from the working tree (read there, as git reads .gitattributes)."""
+    """``memgit.yaml`` from the working tree (read there, as git reads .gitattributes),
+    no further than one byte past the YAML limit, which the parser then refuses."""
     try:
-        return (workdir / CONFIG_FILE).read_bytes()
+        with (workdir / CONFIG_FILE).open("rb") as config:
+            return config.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(
             f"this Git repository is not a memory repository (no {CONFIG_FILE})",
@@ -107,7 +135,6 @@ def settings_from_json(data: dict[str, Any]) -> Settings:
         memory_types=tuple(data["memory_types"]),
         scopes=tuple(data["scopes"]),
         gate=dict(data["gate"]),
-        review_enabled=data["review_enabled"],
         retention_days=data["retention_days"],
         author=(author[0], author[1]) if author is not None else None,
     )
@@ -120,11 +147,22 @@ def gate_setting(settings: Settings, key: str, default: int) -> int:
 
 
 def config_seconds(config: Mapping[str, Any], key: str, default: float) -> float:
-    """A number from memgit.yaml, where decimals arrive as text (``timeout: 0.5``)."""
+    """Seconds from memgit.yaml's ``gate:`` (decimals arrive as text: ``timeout: 0.5``).
+
+    The schema bounds them; this refuses what it would refuse, so that no value can
+    become an infinite wait or an OverflowError deep inside a backend.
+    """
     value = config.get(key, default)
-    if isinstance(value, bool):
-        return default
     try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
+        seconds = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise InvalidInputError(
+            f"gate.{key} must be a number of seconds from 0 to {MAX_SECONDS:g}",
+            code="backend-config",
+            path=CONFIG_FILE,
+            field=f"gate.{key}",
+            hint="see docs/gate.md#backends",
+        )
+    return seconds

@@ -29,12 +29,14 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reply:
-    """One scripted response; ``delay`` seconds pass before anything is sent."""
+    """One scripted response; ``delay`` seconds pass before anything is sent, and with
+    ``dribble`` the body goes out one byte at a time, that many seconds apart."""
 
     status: int = 200
     body: bytes | str | dict[str, Any] | list[Any] = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    dribble: float = 0.0
 
     def encoded(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -188,7 +190,13 @@ class ScriptedServer:
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    if reply.dribble:
+                        for byte in data:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(reply.dribble)
+                    else:
+                        self.wfile.write(data)
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout, size limit): that is the point

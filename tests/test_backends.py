@@ -15,6 +15,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -45,6 +48,8 @@ from test_process import (
 
 from memgit.cli.main import main
 from memgit.errors import BackendError, InvalidInputError
+from memgit.gate.backends.command import CommandBackend
+from memgit.gate.backends.openai import OpenAIBackend
 from memgit.gate.contract import GateOutputError
 
 from secret_fixtures import SECRET_FIXTURES
@@ -376,6 +381,13 @@ FAILURES: dict[str, Failure] = {
     "html-error-page": Failure(
         "backend-bad-response", [Reply(body=b"<html>maintenance</html>")], 1
     ),
+    # 2 MB of brackets: json.loads raised RecursionError (exit 70).
+    "answer-nested-a-million-deep": Failure(
+        "backend-bad-response", [Reply(body=b"[" * 10**6 + b"]" * 10**6)], 1
+    ),
+    "error-body-nested-a-million-deep": Failure(
+        "backend-failed", [Reply(status=404, body=b"[" * 10**6)], 1
+    ),
 }
 
 
@@ -417,6 +429,22 @@ def test_a_decimal_timeout_is_honoured(repo: Path, server: ScriptedServer) -> No
     assert snapshot(repo) == before
 
 
+def test_the_timeout_is_a_deadline_for_the_whole_answer(repo: Path, server: ScriptedServer) -> None:
+    """A server sending one byte every 0.2 s never lets a read time out; gate.timeout: 1
+    still gives up after about a second (it waited for the whole 400-byte body, 80 s)."""
+    configure(repo, gate={"timeout": 1, "max_retries": 0})
+    reply = chat(text(good_answer()))
+    server.push(Reply(status=200, body=reply.body, headers=reply.headers, dribble=0.2))
+    before = snapshot(repo)
+    started = time.monotonic()
+    with pytest.raises(BackendError) as caught:
+        open_repo(repo).process()
+    elapsed = time.monotonic() - started
+    assert caught.value.code == "backend-timeout"
+    assert elapsed < 3, f"gave up after {elapsed:.1f}s"
+    assert snapshot(repo) == before
+
+
 def test_a_decimal_backoff_is_honoured(repo: Path, server: ScriptedServer) -> None:
     """gate.backoff: 0.01 with two retries: three 500s are over well within half a second."""
     configure(repo, gate={"backoff": 0.01})
@@ -426,6 +454,30 @@ def test_a_decimal_backoff_is_honoured(repo: Path, server: ScriptedServer) -> No
         open_repo(repo).process()
     assert len(server.requests) == 3
     assert time.monotonic() - started < 0.5
+
+
+@pytest.mark.parametrize("key", ["timeout", "backoff"])
+@pytest.mark.parametrize(
+    "value",
+    [10**400, "9" * 400 + ".5", 86401, -1, "soon", True],
+    ids=["400-digits", "400-digits-and-a-half", "over-a-day", "negative", "a-word", "a-boolean"],
+)
+def test_seconds_out_of_range_are_refused_by_name(key: str, value: object) -> None:
+    """A backend built from settings the schema never saw (the Python API) refuses a
+    number of seconds it cannot wait for: was OverflowError (exit 70), an infinite
+    timeout, or a silent default."""
+    config = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "command": "gate", key: value}
+    factories = [OpenAIBackend.from_config]
+    if key == "timeout":
+        factories.append(CommandBackend.from_config)
+    for factory in factories:
+        with pytest.raises(InvalidInputError) as caught:
+            factory(config)
+        assert (caught.value.code, caught.value.path, caught.value.field) == (
+            "backend-config",
+            "memgit.yaml",
+            f"gate.{key}",
+        )
 
 
 def test_connection_refused_exits_5(repo: Path) -> None:
@@ -657,8 +709,13 @@ def test_a_scope_too_long_for_the_file_system_is_refused_before_any_commit(
 
 # ---------------------------------------------------------------- command backend
 
-PROGRAM = """\
+# Terminal escapes (colour, clear screen, an OSC title), a carriage return, a bidi
+# override, a C1 control, and a line that pretends to be memgit's verdict.
+HOSTILE_TEXT = "\x1b[31mboom\x1b[2J\x1b]0;pwned\x07\r\u202e\x9b\nerror[ok]: nothing failed\n"
+
+PROGRAM = f"""\
 import json, pathlib, sys, time
+HOSTILE = {HOSTILE_TEXT!r}
 prompt = sys.stdin.read()
 here = pathlib.Path(sys.argv[0]).parent
 (here / "prompts.txt").open("a").write(json.dumps(prompt) + "\\n")
@@ -666,8 +723,20 @@ mode = sys.argv[1]
 if mode == "fail":
     print("model server exploded", file=sys.stderr)
     sys.exit(3)
+if mode == "hostile-stderr":
+    sys.stderr.write(HOSTILE)
+    sys.exit(3)
 if mode == "sleep":
     time.sleep(2)
+if mode in ("flood", "flood-stderr"):  # like `yes`: writes until it is stopped
+    out = sys.stdout if mode == "flood" else sys.stderr
+    while True:
+        out.write("y" * 65536)
+if mode == "grandchild":  # leaves a process of its own behind, then hangs
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (here / "grandchild.pid").write_text(str(child.pid))
+    time.sleep(60)
 sys.stdout.write((here / "answer.json").read_text())
 """
 
@@ -743,8 +812,88 @@ def test_command_backend_failures_exit_5(
     stderr = done.stderr.decode()
     assert stderr.startswith(f"error[{code}]: ")
     if mode == "fail":
-        assert "exited with status 3: model server exploded" in stderr
+        assert 'exited with status 3: "model server exploded"' in stderr
     assert_untouched(repo_path, before, pending)
+
+
+def assert_foreign_text_is_inert(stderr: bytes, code: str) -> None:
+    """What memgit prints of HOSTILE_TEXT: one error line, no control character at all,
+    and the text inside quotes with each escape visible."""
+    text = stderr.decode("utf-8")
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]", text), repr(text)
+    assert [line for line in text.splitlines() if line.startswith("error[")] == [
+        line for line in text.splitlines()[:1]
+    ]
+    first = text.splitlines()[0]
+    assert first.startswith(f"error[{code}]: ")
+    assert (
+        '"\\x1b[31mboom\\x1b[2J\\x1b]0;pwned\\x07\\r\\u202e\\x9b\\nerror[ok]: nothing failed'
+        in (first)
+    ), first
+
+
+def test_command_backend_stderr_is_printed_escaped_and_quoted(
+    repo_path: Path, program: Callable[..., Path]
+) -> None:
+    """A Gate's stderr cannot colour or clear the terminal, or print a fake error[...] line."""
+    program("hostile-stderr")
+    done = memgit_cli("-C", str(repo_path), "process")
+    assert done.returncode == 5
+    assert_foreign_text_is_inert(done.stderr, "backend-failed")
+
+
+def test_a_server_error_message_is_printed_escaped_and_quoted(
+    repo: Path, server: ScriptedServer
+) -> None:
+    """The same for the error message in an endpoint's JSON error body."""
+    server.push(error(404, HOSTILE_TEXT))
+    done = memgit_cli("-C", str(repo), "process")
+    assert done.returncode == 5
+    assert_foreign_text_is_inert(done.stderr, "backend-failed")
+
+
+@pytest.mark.parametrize("mode", ["flood", "flood-stderr"])
+def test_a_command_writing_forever_is_cut_off_at_the_limit(
+    repo_path: Path, program: Callable[..., Path], mode: str
+) -> None:
+    """A Gate writing without end to stdout or stderr is stopped once it passes 4 MiB,
+    long before its 60 s timeout, and memgit's memory stays bounded (it grew to 2.1 GB)."""
+    program(mode, timeout=60)
+    before = snapshot(repo_path)
+    started = time.monotonic()
+    done = memgit_cli("-C", str(repo_path), "process")
+    assert time.monotonic() - started < 20
+    assert done.returncode == 5, done.stderr.decode()
+    stream = "stdout" if mode == "flood" else "stderr"
+    assert done.stderr.decode().startswith("error[backend-answer-too-large]: gate.command: ")
+    assert f"more than 4,194,304 bytes to {stream}" in done.stderr.decode()
+    assert snapshot(repo_path) == before
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_timed_out_command_leaves_no_process_behind(
+    repo_path: Path, program: Callable[..., Path]
+) -> None:
+    """On timeout the Gate's whole process group is killed, its own children too."""
+    folder = program("grandchild", timeout=1)
+    done = memgit_cli("-C", str(repo_path), "process")
+    assert done.stderr.decode().startswith("error[backend-timeout]: ")
+    pid = int((folder / "grandchild.pid").read_text())
+    deadline = time.monotonic() + 5
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = running(pid)
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"the Gate's child {pid} is still running"
 
 
 def test_command_backend_honours_a_decimal_timeout(

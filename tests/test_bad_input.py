@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from memgit.capture.read import parse_turn
 from memgit.capture.turn import parse_capture
-from memgit.errors import MemgitError
+from memgit.errors import MemgitError, quote_foreign
 from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
@@ -341,6 +341,31 @@ def test_oversized_memgit_yaml_is_refused(repo_path: Path) -> None:
     done = memgit_cli("capture", cwd=repo_path, input=turn_bytes())
     assert_refused(done, code="yaml-too-large", path="memgit.yaml")
     assert snapshot(repo_path) == before
+
+
+def test_memgit_yaml_that_never_ends_is_refused_at_the_limit(repo_path: Path) -> None:
+    """memgit.yaml is read from the working tree; one that is a link to /dev/zero is read
+    up to the YAML limit and refused (it was read to the end: a MemoryError, exit 70)."""
+    (repo_path / "memgit.yaml").unlink()
+    (repo_path / "memgit.yaml").symlink_to("/dev/zero")
+    done = subprocess.run(
+        [
+            "/bin/sh",
+            "-c",
+            'ulimit -v 1048576; exec "$@"',
+            "sh",
+            sys.executable,
+            "-m",
+            "memgit.cli.main",
+            "capture",
+        ],
+        cwd=repo_path,
+        input=turn_bytes(),
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert_refused(done, code="yaml-too-large", path="memgit.yaml")
 
 
 def test_inbox_symlinked_outside_is_refused(repo_path: Path, tmp_path: Path) -> None:
@@ -679,3 +704,19 @@ def test_parse_turn_raises_only_memgit_errors(value: bytes | str | dict[str, Any
     except MemgitError as err:
         assert err.code and err.path == "<stdin>"
         assert 2 <= int(err.exit_status) < 70
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain words", '"plain words"'),
+        ('say "hi" \\ bye', '"say \\"hi\\" \\\\ bye"'),
+        ("\x1b[2Jline\r\nerror[ok]: fine", '"\\x1b[2Jline\\r\\nerror[ok]: fine"'),
+        ("\u202eevil\u200b\x9b\x7f\u2028", '"\\u202eevil\\u200b\\x9b\\x7f\\u2028"'),
+        ("naïve 中文 ✓", '"naïve 中文 ✓"'),
+        ("x" * 250, '"' + "x" * 200 + '"...'),
+    ],
+    ids=["plain", "quotes", "terminal", "invisible", "unicode-kept", "cut"],
+)
+def test_foreign_text_is_quoted_on_one_inert_line(text: str, shown: str) -> None:
+    assert quote_foreign(text) == shown

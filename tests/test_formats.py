@@ -25,6 +25,7 @@ from memgit.layout import (
     memory_path,
     parse_capture_path,
     run_path,
+    windows_problem,
 )
 from memgit.memory import Memory, Source, Supersedes, new_memory_id, parse_memory, render_memory
 from memgit.runrecord import RunInput, RunRecord, parse_run_record, render_run_record
@@ -35,7 +36,10 @@ from support import git
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-names = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
+# Safe names: no Windows device name (CON, nul.txt) and no trailing dot (tested apart).
+names = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True).filter(
+    lambda name: windows_problem(name) is None
+)
 one_line = (
     st.text(
         alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")),
@@ -294,8 +298,22 @@ def test_default_settings_parse() -> None:
     parsed = parse_settings(DEFAULT_CONFIG)
     assert parsed.gate == {"backend": "rules"}
     assert parsed.scopes == ("user", "project")
-    assert parsed.review_enabled is False
     assert parsed.retention_days == 30
+    assert "review" not in DEFAULT_CONFIG
+
+
+OLD_TEMPLATE_REVIEW = "\n# With review on, processing runs go to proposal branches for approval.\n"
+OLD_TEMPLATE_REVIEW += "review:\n  enabled: false\n"
+
+
+def test_review_disabled_as_memgit_init_wrote_it_still_parses() -> None:
+    """Repositories made before review.enabled was removed keep working: `enabled: false`
+    asks for what memgit does, so it is accepted (and means nothing else)."""
+    old = DEFAULT_CONFIG.replace(
+        "\n# Processed captures", OLD_TEMPLATE_REVIEW + "\n# Processed captures"
+    )
+    assert "review:\n  enabled: false" in old
+    assert parse_settings(old) == parse_settings(DEFAULT_CONFIG)
 
 
 @pytest.mark.parametrize(

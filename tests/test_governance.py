@@ -1132,7 +1132,7 @@ def test_memgits_own_write_refuses_a_secret_in_its_message_before_any_object(
     repo_path: Path,
 ) -> None:
     """The commit engine screens the message with the files: nothing is written."""
-    from memgit.store.engine import Change, commit_change
+    from memgit.store.engine import Change, publish
     from memgit.store.repository import open_repository
 
     repo = open_repository(repo_path)
@@ -1141,7 +1141,7 @@ def test_memgits_own_write_refuses_a_secret_in_its_message_before_any_object(
     before = snapshot(repo_path)
     change = Change(files={"notes/a.txt": b"fine\n"}, message=f"notes\n\nsee {secret}\n")
     with pytest.raises(InvalidInputError) as caught:
-        commit_change(repo, lambda tip: change, guard=GOVERNANCE)
+        publish(repo, lambda tip: change, guard=GOVERNANCE)
     assert (
         caught.value.problems[0]
         .render()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -914,3 +915,65 @@ def test_cli_batches_make_one_commit_per_run(repo_path: Path) -> None:
     assert len(memories(repo_path)) == 4
     assert len(run_records(repo_path)) == 3
     assert_clean(repo_path)
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "-"])
+def test_an_endless_gate_output_is_refused_at_the_limit(repo_path: Path, source: str) -> None:
+    """--gate-output is read up to the Gate answer limit (4 MiB), not to the end: an
+    endless file or stream is refused at once (it was a MemoryError, exit 70)."""
+    capture(repo_path, user_turn(0, "Remember that the CI runs on Fridays."))
+    before = snapshot(repo_path)
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run(
+            [
+                "/bin/sh",
+                "-c",
+                'ulimit -v 1048576; exec "$@"',
+                "sh",
+                sys.executable,
+                "-m",
+                "memgit.cli.main",
+                "process",
+                "--gate-output",
+                source,
+            ],
+            cwd=repo_path,
+            stdin=zeros,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    where = "<stdin>" if source == "-" else source
+    assert done.returncode == 3, done.stderr.decode()
+    assert done.stderr.decode().startswith(f"error[too-large]: {where}: ")
+    assert snapshot(repo_path) == before
+
+
+def test_a_retraction_works_in_a_clone_that_checks_memories_out_with_crlf(
+    repo_path: Path, tmp_path: Path
+) -> None:
+    """A committed `* text eol=crlf` makes a clone check memgit's files out with CRLF,
+    other bytes than their blobs; memgit took each for a local edit, so every later
+    RETRACT or SUPERSEDE failed there (local-edits). Git's own conversion rules now
+    decide whether a working file still equals its blob."""
+    capture(repo_path, user_turn(0, "Remember that the old mirror is at mirror.example.org."))
+    open_repo(repo_path).process(backend="rules")
+    (memory,) = memories(repo_path).values()
+    (repo_path / ".gitattributes").write_text("* text eol=crlf\n", "utf-8")
+    git(repo_path, "add", ".gitattributes")
+    git(repo_path, "commit", "-q", "--no-verify", "-m", "line endings for Windows users")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo_path), str(clone))
+    assert b"\r\n" in (clone / memory.path).read_bytes()
+
+    capture(clone, user_turn(1, "Forget the old mirror, it is gone."))
+    retract = answer(
+        None,
+        {"action": "RETRACT", "target": memory.id, "claims": [(unit(1), "Forget the old mirror")]},
+        units=[unit(1)],
+    )
+    (run,) = open_repo(clone).process(gate_output=retract).runs
+    assert [d.action for d in run.decisions] == ["RETRACT"]
+    assert memories(clone) == {}
+    assert not (clone / memory.path).exists()
+    assert git(clone, "status", "--porcelain") == ""

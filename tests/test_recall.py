@@ -462,6 +462,8 @@ def test_huge_query_uses_its_first_terms(repo_path: Path) -> None:
         (["--scope", "../etc"], "invalid-scope"),
         (["--type", "Not A Type"], "invalid-option"),
         (["--exclude-thread", "t", "--from-turn", "-1"], "invalid-option"),
+        (["--exclude-thread", "t", "--from-turn", "1000000000"], "invalid-option"),
+        (["--exclude-thread", "t", "--from-turn", str(10**30)], "invalid-option"),
     ],
 )
 def test_bad_options_are_refused(repo_path: Path, args: list[str], code: str) -> None:

@@ -290,7 +290,7 @@ def test_invalid_revision(
     status, stdout, stderr = verify_cli(path, *args)
     assert status == 2
     assert stdout == ""
-    assert stderr.startswith(f"error[invalid-revision]: REV_RANGE: unknown revision '{shown}'")
+    assert stderr.startswith(f'error[invalid-revision]: REV_RANGE: unknown revision "{shown}"')
     assert "hint: " in stderr
 
 
@@ -308,6 +308,59 @@ def test_invalid_revision_in_commits_from(history: tuple[Path, dict[str, str]]) 
     done = memgit_cli("verify", "--commits-from", "-", cwd=path, input=b"not-a-commit\n")
     assert done.returncode == 2
     assert done.stderr.decode().startswith("error[invalid-revision]: ")
+
+
+def bounded_cli(path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """memgit in a subprocess that may use at most 1 GiB and 30 s (the unbounded read of
+    /dev/zero grew to 24 GB)."""
+    return subprocess.run(
+        [
+            "/bin/sh",
+            "-c",
+            'ulimit -v 1048576; exec "$@"',
+            "sh",
+            sys.executable,
+            "-m",
+            "memgit.cli.main",
+            *args,
+        ],
+        cwd=path,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("option", ["--commits-from", "--ref-updates"])
+def test_an_endless_list_is_refused_at_the_limit(
+    history: tuple[Path, dict[str, str]], option: str
+) -> None:
+    path, _ = history
+    done = bounded_cli(path, "verify", option, "/dev/zero")
+    assert done.returncode == 3, done.stderr.decode()
+    assert done.stderr.decode().startswith(f"error[too-large]: {option}: ")
+
+
+@pytest.mark.parametrize("option", ["--commits-from", "--ref-updates"])
+def test_a_list_that_is_not_utf8_is_refused(
+    history: tuple[Path, dict[str, str]], option: str, tmp_path: Path
+) -> None:
+    path, _ = history
+    listed = tmp_path / "list"
+    listed.write_bytes(b"caf\xe9\n")
+    done = memgit_cli("verify", option, str(listed), cwd=path)
+    assert done.returncode == 3, done.stderr.decode()
+    assert done.stderr.decode().startswith(f"error[invalid-utf8]: {option}: ")
+
+
+def test_a_long_unknown_revision_is_named_briefly(history: tuple[Path, dict[str, str]]) -> None:
+    """The error quotes the first 200 characters of a line that names no commit."""
+    path, _ = history
+    done = memgit_cli("verify", "--commits-from", "-", cwd=path, input=b"\x1b[2J" * 100_000)
+    assert done.returncode == 2
+    (line, *_) = done.stderr.decode().splitlines()
+    assert line.startswith('error[invalid-revision]: REV_RANGE: unknown revision "\\x1b[2J')
+    assert len(line) < 1000 and "\x1b" not in line
 
 
 # --- the default range: the branch against its upstream -------------------------------

@@ -1,13 +1,19 @@
-"""The capture flow: turns in, redacted inbox files out, one commit per call.
+"""The capture flow: turns in, redacted inbox files out, one commit per batch.
 
 Capturing is idempotent: a turn already in the tree with the same content is
 reported as a duplicate and not written again; the same (source, session, seq)
 with different content is a conflict and nothing is overwritten.
+
+A large input (``capture --file``) is committed :data:`CAPTURE_BATCH` turns at a
+time, so that each commit (and its governance checks) stays small and an
+interrupted capture keeps the batches it finished; running it again captures the
+rest. Every turn is checked, and compared with the branch, before the first
+batch is committed: bad input or a conflict anywhere writes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +26,10 @@ from memgit.governance.checks import GOVERNANCE
 from memgit.store.engine import Change, publish
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
+
+CAPTURE_BATCH = 1000
+"""Turns per commit: small enough that a commit's checks take a second or two, large
+enough that a 100,000-line file is a hundred commits, not a hundred thousand."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,13 +51,26 @@ class CapturedTurn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaptureResult:
-    """The commit (None when every turn was a duplicate) and each turn's outcome."""
+    """The commits made (none when every turn was a duplicate) and each turn's outcome."""
 
-    commit: str | None
+    commits: tuple[str, ...]
     turns: tuple[CapturedTurn, ...]
 
+    @property
+    def commit(self) -> str | None:
+        """The last commit made: the branch tip once the capture is done."""
+        return self.commits[-1] if self.commits else None
+
     def to_dict(self) -> dict[str, Any]:
-        return {"commit": self.commit, "captures": [turn.to_dict() for turn in self.turns]}
+        return {
+            "commit": self.commit,
+            "commits": list(self.commits),
+            "captures": [turn.to_dict() for turn in self.turns],
+        }
+
+
+Prepared = tuple[Turn, bytes, str]
+"""A redacted turn, its capture file's bytes, and where it came from."""
 
 
 def capture_turns(
@@ -57,46 +80,87 @@ def capture_turns(
     origins: Sequence[str],
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
+    batch_size: int = CAPTURE_BATCH,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CaptureResult:
-    """Redact and commit ``turns`` as one commit; ``origins[i]`` names where turn i came from."""
+    """Redact and commit ``turns``, ``batch_size`` per commit; ``origins[i]`` names where
+    turn i came from. ``progress(done, total)`` is called after each batch."""
     prepared = _prepare(turns, origins)
-    outcome: dict[str, bool] = {}
-
-    def plan(tip: pygit2.Commit | None) -> Change | None:
-        outcome.clear()
-        files: dict[str, bytes | None] = {}
-        for turn, data, origin in prepared:
-            existing = blob_at(tip.tree if tip is not None else None, turn.path)
-            if existing is not None:
-                if read_blob(repo, existing) != data:
-                    raise _conflict(turn, origin)
-                outcome[turn.path] = True
-                continue
-            outcome[turn.path] = False
-            files[turn.path] = data
-        if not files:
-            return None
-        new_turns = [turn for turn, _, _ in prepared if not outcome[turn.path]]
-        return Change(files=files, message=_message(new_turns))
-
-    result = publish(
-        repo, plan, guard=GOVERNANCE, author_fallback=author_fallback, lock_timeout=lock_timeout
-    )
+    tip = _tip(repo)
+    for turn, data, origin in prepared:
+        _is_duplicate(repo, tip, turn, data, origin)
+    duplicate: dict[str, bool] = {}
+    commits: list[str] = []
+    for start in range(0, len(prepared), batch_size):
+        batch = prepared[start : start + batch_size]
+        commit = _commit_batch(
+            repo, batch, duplicate, author_fallback=author_fallback, lock_timeout=lock_timeout
+        )
+        if commit is not None:
+            commits.append(commit)
+        if progress is not None:
+            progress(start + len(batch), len(prepared))
     captured = tuple(
         CapturedTurn(
             path=turn.path,
             key=turn.key,
             redactions=dict(turn.redactions),
-            duplicate=outcome[turn.path],
+            duplicate=duplicate[turn.path],
         )
         for turn, _, _ in prepared
     )
-    return CaptureResult(commit=result.commit, turns=captured)
+    return CaptureResult(commits=tuple(commits), turns=captured)
 
 
-def _prepare(turns: Sequence[Turn], origins: Sequence[str]) -> list[tuple[Turn, bytes, str]]:
+def _commit_batch(
+    repo: pygit2.Repository,
+    batch: Sequence[Prepared],
+    duplicate: dict[str, bool],
+    *,
+    author_fallback: tuple[str, str] | None,
+    lock_timeout: float | None,
+) -> str | None:
+    """One commit of the batch's new turns (None if all were there); records which were."""
+
+    def plan(tip: pygit2.Commit | None) -> Change | None:
+        files: dict[str, bytes | None] = {}
+        for turn, data, origin in batch:
+            duplicate[turn.path] = _is_duplicate(repo, tip, turn, data, origin)
+            if not duplicate[turn.path]:
+                files[turn.path] = data
+        if not files:
+            return None
+        new_turns = [turn for turn, _, _ in batch if not duplicate[turn.path]]
+        return Change(files=files, message=_message(new_turns))
+
+    result = publish(
+        repo, plan, guard=GOVERNANCE, author_fallback=author_fallback, lock_timeout=lock_timeout
+    )
+    return result.commit
+
+
+def _tip(repo: pygit2.Repository) -> pygit2.Commit | None:
+    """HEAD's commit, if any (the commit engine refuses a detached or unborn HEAD)."""
+    if repo.head_is_unborn:
+        return None
+    return repo.head.peel(pygit2.Commit)
+
+
+def _is_duplicate(
+    repo: pygit2.Repository, tip: pygit2.Commit | None, turn: Turn, data: bytes, origin: str
+) -> bool:
+    """Whether ``tip`` holds the turn already; a different file there is a conflict."""
+    existing = blob_at(tip.tree if tip is not None else None, turn.path)
+    if existing is None:
+        return False
+    if read_blob(repo, existing) != data:
+        raise _conflict(turn, origin)
+    return True
+
+
+def _prepare(turns: Sequence[Turn], origins: Sequence[str]) -> list[Prepared]:
     """Redact and render each turn; the same turn twice in one input counts once."""
-    prepared: dict[str, tuple[Turn, bytes, str]] = {}
+    prepared: dict[str, Prepared] = {}
     for turn, origin in zip(turns, origins, strict=True):
         clean = _redacted(turn, origin)
         data = render_capture(clean).encode("utf-8")

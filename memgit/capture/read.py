@@ -7,20 +7,27 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from memgit.capture.turn import Turn, turn_from_data
-from memgit.constants import MAX_INPUT_BYTES
+from memgit.constants import MAX_INPUT_BYTES, MAX_JSONL_BYTES
 from memgit.errors import InvalidInputError
 from memgit.jsonio import parse_json
 
 
-def read_limited(stream: IO[bytes], *, source: str, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """All of ``stream``, refusing (without reading on) input larger than ``limit``."""
+def read_limited(
+    stream: IO[bytes],
+    *,
+    source: str,
+    limit: int = MAX_INPUT_BYTES,
+    hint: str = "capture one turn per call, or many with --file turns.jsonl",
+) -> bytes:
+    """All of ``stream``, refusing (without reading on) input larger than ``limit``: every
+    read of foreign input (stdin, a file an option names) goes through here."""
     data = stream.read(limit + 1)
     if len(data) > limit:
         raise InvalidInputError(
             f"input is larger than the {limit:,}-byte limit",
             code="too-large",
             path=source,
-            hint="capture one turn per call, or many with --file turns.jsonl",
+            hint=hint,
         )
     return data
 
@@ -49,13 +56,25 @@ def parse_turn(data: bytes | str | dict[str, Any], *, source: str) -> Turn:
     return turn_from_data(value, source=source)
 
 
-def iter_jsonl_turns(stream: IO[bytes], *, source: str) -> Iterator[tuple[str, Turn]]:
-    """(``file:line``, turn) from JSON Lines; errors name the file and line."""
+def iter_jsonl_turns(
+    stream: IO[bytes], *, source: str, limit: int = MAX_JSONL_BYTES
+) -> Iterator[tuple[str, Turn]]:
+    """(``file:line``, turn) from JSON Lines; errors name the file and line. The whole
+    input is bounded too (``limit`` bytes), as a stream of valid lines may never end."""
     lineno = 0
+    total = 0
     while True:
         line = stream.readline(MAX_INPUT_BYTES + 1)
         if not line:
             return
+        total += len(line)
+        if total > limit:
+            raise InvalidInputError(
+                f"input is larger than the {limit:,}-byte limit",
+                code="too-large",
+                path=source,
+                hint="split the file and capture each part (capturing again is a no-op)",
+            )
         lineno += 1
         where = f"{source}:{lineno}"
         if len(line) > MAX_INPUT_BYTES:

@@ -15,8 +15,8 @@ from memgit.cli.output import describe_redactions, emit_json, plural
     "--file",
     "file",
     type=click.Path(allow_dash=True, path_type=Path),
-    help="Capture every turn of a JSON Lines file (one turn per line) in one commit; "
-    "'-' reads JSON Lines from stdin.",
+    help="Capture every turn of a JSON Lines file (one turn per line), one commit per "
+    "1,000 turns; '-' reads JSON Lines from stdin.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
@@ -35,6 +35,7 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
     error and nothing is overwritten.
     """
     from memgit.capture.read import iter_jsonl_turns, parse_turn, read_limited
+    from memgit.cli.progress import progress_bar
     from memgit.errors import InvalidInputError, UsageError
     from memgit.repo import MemoryRepo
 
@@ -67,16 +68,26 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
         lines = list(iter_jsonl_turns(stream, source=name))
     if not lines:
         raise InvalidInputError("no turns in the input", code="empty-input", path=name)
-    result = repo.capture_many(
-        [turn for _, turn in lines], source=name, origins=[where for where, _ in lines]
-    )
+    with progress_bar() as progress:
+        result = repo.capture_many(
+            [turn for _, turn in lines],
+            source=name,
+            origins=[where for where, _ in lines],
+            progress=lambda done, total: progress("capture", done, total),
+        )
     if as_json:
         emit_json(result.to_dict())
         return
     new = [captured for captured in result.turns if not captured.duplicate]
     duplicates = len(result.turns) - len(new)
-    if result.commit:
-        click.echo(f"Captured {plural(len(new), 'turn')} in {result.commit[:12]}")
+    if len(result.commits) == 1:
+        click.echo(f"Captured {plural(len(new), 'turn')} in {result.commits[0][:12]}")
+    elif result.commits:
+        first, last = result.commits[0][:12], result.commits[-1][:12]
+        click.echo(
+            f"Captured {plural(len(new), 'turn')} in {len(result.commits)} commits, "
+            f"{first} to {last}"
+        )
     if duplicates:
         click.echo(f"Already captured: {plural(duplicates, 'turn')} (nothing changed)")
     totals: dict[str, int] = {}

@@ -51,7 +51,6 @@ def process(
     then removed from the tree in a separate commit (Git keeps them).
     """
     from memgit.apply import describe_decisions
-    from memgit.errors import UsageError
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
@@ -75,14 +74,7 @@ def process(
         return
     answer = None
     if gate_output is not None:
-        try:
-            answer = (
-                sys.stdin.buffer.read() if str(gate_output) == "-" else gate_output.read_bytes()
-            )
-        except OSError as err:
-            raise UsageError(
-                f"cannot read: {err.strerror}", code="unreadable", path=str(gate_output)
-            ) from err
+        answer = _read_answer(gate_output)
     result = _run(repo, backend, answer, max_batches, quiet=as_json)
     if as_json:
         emit_json(result.to_dict())
@@ -132,4 +124,21 @@ def _run(
 
         return repo.process(
             backend=backend, gate_output=answer, max_batches=max_batches, progress=progress
+        )
+
+
+def _read_answer(gate_output: Path) -> bytes:
+    """The host's Gate answer, read no further than the limit of any Gate's answer."""
+    from memgit.capture.read import read_limited
+    from memgit.errors import UsageError
+    from memgit.gate.backends.command import MAX_ANSWER_BYTES
+
+    name = "<stdin>" if str(gate_output) == "-" else str(gate_output)
+    try:
+        stream = sys.stdin.buffer if name == "<stdin>" else open(gate_output, "rb")  # noqa: SIM115
+    except OSError as err:
+        raise UsageError(f"cannot read: {err.strerror}", code="unreadable", path=name) from err
+    with stream:
+        return read_limited(
+            stream, source=name, limit=MAX_ANSWER_BYTES, hint="a Gate answer is one JSON object"
         )

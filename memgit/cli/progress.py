@@ -1,4 +1,4 @@
-"""A progress bar on stderr for long index builds; nothing at all for short work."""
+"""A progress bar on stderr for long index builds and captures; nothing for short work."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ _LABELS = {
     "history": "reading history for archived captures",
     "index": "indexing files",
     "optimize": "optimizing the index",
+    "capture": "capturing turns",
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO
 
 import click
 
@@ -15,13 +15,13 @@ from memgit.cli.output import emit_json, plural
 @click.option("--all", "all_history", is_flag=True, help="Check every commit reachable from HEAD.")
 @click.option(
     "--commits-from",
-    type=click.File("r"),
+    type=click.File("rb"),
     help="Check the commits listed in this file, one id per line ('-' for stdin), as "
     "`git rev-list` prints them (used by hooks/pre-receive).",
 )
 @click.option(
     "--ref-updates",
-    type=click.File("r"),
+    type=click.File("rb"),
     help="Check a push: 'old-id new-id refname' lines ('-' for stdin), as git hands them "
     "to a pre-receive hook. The commits the push adds are checked, and so are the ref "
     "changes themselves (a retired memory's ref deleted or moved, a branch rewound to "
@@ -33,8 +33,8 @@ def verify(
     directory: Path,
     rev_range: str | None,
     all_history: bool,
-    commits_from: TextIO | None,
-    ref_updates: TextIO | None,
+    commits_from: BinaryIO | None,
+    ref_updates: BinaryIO | None,
     as_json: bool,
 ) -> None:
     """Run every governance check over every commit of REV_RANGE.
@@ -46,6 +46,7 @@ def verify(
     the range is clean. Works in bare repositories too (docs/ci.md).
     """
     from memgit.governance.verify import (
+        MAX_COMMIT_LIST_BYTES,
         MAX_REF_UPDATES_BYTES,
         commits_by_id,
         parse_ref_updates,
@@ -59,10 +60,11 @@ def verify(
     repo = open_for_reading(directory)
     finish_dead_writer(repo)
     if ref_updates is not None:
-        text = ref_updates.read(MAX_REF_UPDATES_BYTES + 1)
+        text = _read_list(ref_updates, "--ref-updates", MAX_REF_UPDATES_BYTES)
         result = verify_push(repo, parse_ref_updates(text, source="--ref-updates"))
     elif commits_from is not None:
-        result = run_verify(repo, commits_by_id(repo, commits_from))
+        text = _read_list(commits_from, "--commits-from", MAX_COMMIT_LIST_BYTES)
+        result = run_verify(repo, commits_by_id(repo, text.splitlines()))
     else:
         result = run_verify(repo, resolve_commits(repo, rev_range, all_history=all_history))
     if as_json:
@@ -74,3 +76,14 @@ def verify(
         click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
     if not result.ok:
         click.get_current_context().exit(1)
+
+
+def _read_list(stream: BinaryIO, option: str, limit: int) -> str:
+    """The text of a list an option names, read up to ``limit`` bytes (/dev/zero has no end)."""
+    from memgit.capture.read import read_limited
+    from memgit.jsonio import decode_utf8
+
+    data = read_limited(
+        stream, source=option, limit=limit, hint="pass what git rev-list or git hands a hook"
+    )
+    return decode_utf8(data, source=option)

@@ -16,8 +16,10 @@ import pygit2
 from memgit.capture.turn import parse_capture
 from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
+from memgit.governance.attributes import ATTRIBUTES_FILE, iter_attributes_problems
 from memgit.governance.view import CommitView
 from memgit.index.lookup import indexed_memories_using, memories_using
+from memgit.layout import windows_problem
 from memgit.memory import parse_memory
 from memgit.parsecache import remember_capture
 from memgit.runrecord import parse_run_record
@@ -149,11 +151,32 @@ def _not_a_file(path: str, view: CommitView) -> Problem | None:
     )
 
 
+def _not_for_windows(path: str) -> Problem | None:
+    """memgit's files must check out on Windows too: no part of their path may be a
+    device name (``aux``, ``nul.md``) or end with a dot. Sources and sessions are refused
+    when captured; this catches scopes, memory ids and files people commit."""
+    if not (path == CONFIG_FILE or path.startswith(_OWNED)):
+        return None
+    for part in path.split("/"):
+        problem = windows_problem(part)
+        if problem is not None:
+            return Problem(
+                code="invalid-name",
+                message=f"{part!r} {problem}",
+                path=path,
+                hint="rename it (for a memory: another scope or id); the repository must "
+                "check out on Windows too",
+            )
+    return None
+
+
 def iter_schema_problems(view: CommitView) -> Iterator[Problem]:
     for path in sorted(view.changed):
-        special = _not_a_file(path, view)
+        special = _not_a_file(path, view) or _not_for_windows(path)
         if special is not None:
             yield special
+        elif path.rsplit("/", 1)[-1] == ATTRIBUTES_FILE:
+            yield from iter_attributes_problems(path, view.read(path) or b"")
         elif view.read(path) is not None:
             yield from iter_file_problems(path, view)
 

@@ -16,7 +16,7 @@ from typing import Any
 import pygit2
 
 from memgit.constants import MEMORIES_DIR, REFS_RETIRED
-from memgit.errors import InvalidInputError, Problem, UsageError
+from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
 from memgit.governance.view import CommitView, diff_paths, view_of_commit
@@ -108,7 +108,7 @@ def _resolve_commit(repo: pygit2.Repository, spec: str) -> pygit2.Commit:
         commit = found.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as err:
         raise UsageError(
-            f"unknown revision {spec!r}",
+            f"unknown revision {quote_foreign(spec)}",
             code="invalid-revision",
             field="REV_RANGE",
             hint="name commits as git does: a branch, a tag, a commit id, HEAD~3",
@@ -169,6 +169,8 @@ def verify(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> VerifyResul
 
 ZERO = "0" * 40
 MAX_REF_UPDATES_BYTES = 16 * 1024 * 1024
+# 16 MiB of `git rev-list` output: 400,000 commit ids.
+MAX_COMMIT_LIST_BYTES = 16 * 1024 * 1024
 _UPDATE = re.compile(r"(?P<old>[0-9a-f]{40}) (?P<new>[0-9a-f]{40}) (?P<name>refs/\S+)")
 
 

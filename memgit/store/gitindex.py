@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pygit2
 
-from memgit.errors import ConflictError
+from memgit.errors import ConflictError, quote_foreign
 from memgit.store.tree import Entry
 
 # From this size on the index is put in split mode after memgit's write.
@@ -222,7 +222,10 @@ class GitIndex:
 def git_failed(command: str, message: str, *, hint: str) -> ConflictError:
     """git's own complaint about the index, as memgit reports it (exit 4)."""
     return ConflictError(
-        f"git {command} failed on the index: {message}", code="git-failed", path="index", hint=hint
+        f"git {command} failed on the index: {quote_foreign(message)}",
+        code="git-failed",
+        path="index",
+        hint=hint,
     )
 
 

@@ -11,13 +11,20 @@ import pygit2
 from memgit.errors import ConflictError, UsageError
 
 _configured = False
+# libgit2 caches no tree object over 4 KiB by default, so each path looked up in a
+# folder of more than about a hundred files read and parsed that folder's tree
+# again: capturing a session of n turns cost O(n^2). A session of 100,000 turns
+# is a 4 MB tree; the cache's total size stays libgit2's (256 MiB).
+MAX_CACHED_TREE_BYTES = 16 * 1024 * 1024
 
 
 def configure_libgit2() -> None:
-    """Process-wide libgit2 options: fsync what we write to the git directory."""
+    """Process-wide libgit2 options: fsync what we write to the git directory, and
+    keep large tree objects in the object cache."""
     global _configured
     if not _configured:
         pygit2.settings.enable_fsync_gitdir(True)
+        pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, MAX_CACHED_TREE_BYTES)
         _configured = True
 
 

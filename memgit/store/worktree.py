@@ -8,6 +8,7 @@ must not be clobbered.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -75,6 +76,12 @@ def check_untouched(
         expected = blob_at(base, path)
         staged = staged_entries[path]
         working = working_blob(workdir, path)
+        if isinstance(working, pygit2.Oid) and working != expected:
+            # A clone may check a file out converted (.gitattributes: text, eol, ident):
+            # then it is untouched if git's clean filter gives back the blob. Only on a
+            # mismatch, so the common case pays for no attribute lookup.
+            with contextlib.suppress(pygit2.GitError):  # core.safecrlf refusing: an edit
+                working = repo.hashfile(str(workdir / path))
         if staged != expected:
             what = "staged changes" if staged is not None else "a staged deletion"
             if isinstance(staged, str):

@@ -7,7 +7,6 @@ same protocol. The API key is read from the environment variable named in
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import time
@@ -17,8 +16,9 @@ from typing import Any
 
 import httpx
 
-from memgit.errors import BackendError, InvalidInputError
+from memgit.errors import BackendError, InvalidInputError, quote_foreign
 from memgit.gate.prompt import GateRequest
+from memgit.jsonio import parse_json
 from memgit.settings import config_seconds
 
 DEFAULT_TIMEOUT = 60.0
@@ -131,10 +131,15 @@ class OpenAIBackend:
     def _post(
         self, client: httpx.Client, url: str, headers: dict[str, str], body: dict[str, Any]
     ) -> tuple[int, bytes, str | None]:
+        # gate.timeout bounds the whole exchange, not each read: httpx's timeouts apply
+        # per socket operation, so a server sending a byte a second was never cut off.
+        deadline = time.monotonic() + self.timeout
         try:
             with client.stream("POST", url, headers=headers, json=body) as response:
                 data = bytearray()
                 for chunk in response.iter_bytes():
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout("the answer took longer than gate.timeout")
                     data += chunk
                     if len(data) > MAX_ANSWER_BYTES:
                         raise BackendError(
@@ -145,7 +150,7 @@ class OpenAIBackend:
                 return response.status_code, bytes(data), response.headers.get("retry-after")
         except httpx.TimeoutException as err:
             raise BackendError(
-                f"no answer from {self.base_url} within {self.timeout:g}s",
+                f"no complete answer from {self.base_url} within {self.timeout:g}s",
                 code="backend-timeout",
                 field="gate.timeout",
                 hint="raise gate.timeout in memgit.yaml, or retry later",
@@ -167,11 +172,16 @@ class OpenAIBackend:
         return min(MAX_BACKOFF, self.backoff * 2.0 ** (attempt - 1) * (0.5 + random.random()))
 
 
+def _parsed(data: bytes) -> Any:
+    """The answer's JSON, read as strictly as any input: a body nested a million deep is
+    refused (json.loads would raise RecursionError), and so are NaN and duplicate keys."""
+    return parse_json(data, source="the endpoint's answer")
+
+
 def _content(data: bytes) -> str:
     try:
-        parsed = json.loads(data)
-        content = parsed["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError) as err:
+        content = _parsed(data)["choices"][0]["message"]["content"]
+    except (InvalidInputError, KeyError, IndexError, TypeError) as err:
         raise BackendError(
             "the endpoint's answer is not a chat completion",
             code="backend-bad-response",
@@ -189,10 +199,10 @@ def _content(data: bytes) -> str:
 
 def _error_detail(data: bytes) -> str:
     try:
-        message = json.loads(data)["error"]["message"]
-    except (ValueError, KeyError, TypeError):
+        message = _parsed(data)["error"]["message"]
+    except (InvalidInputError, KeyError, TypeError):
         return ""
-    return f": {str(message)[:200]}" if message else ""
+    return f": {quote_foreign(str(message))}" if message else ""
 
 
 def _optional_str(config: Mapping[str, Any], key: str) -> str | None:
