@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 
 def git(path: Path, *args: str, check: bool = True, input: str | None = None) -> str:
@@ -38,6 +39,23 @@ def memgit_cli(
         env={**os.environ, **(env or {})},
         check=False,
         timeout=120,
+    )
+
+
+def bounded_cli(
+    cwd: Path, *args: str, stdin: int | IO[bytes] | None = None, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """The real ``memgit`` in a subprocess that may use at most 1 GiB and 30 s: for
+    endless inputs, whose unbounded read once grew to 24 GB."""
+    limited = ["/bin/sh", "-c", 'ulimit -v 1048576; exec "$@"', "sh"]
+    return subprocess.run(
+        [*limited, sys.executable, "-m", "memgit.cli.main", *args],
+        cwd=cwd,
+        stdin=stdin,
+        input=input,
+        capture_output=True,
+        timeout=30,
+        check=False,
     )
 
 

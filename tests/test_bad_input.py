@@ -40,7 +40,7 @@ from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
 
-from support import git, make_turn, memgit_cli, snapshot
+from support import bounded_cli, git, make_turn, memgit_cli, snapshot
 
 CORPUS = Path(__file__).parent / "corpus"
 ERRORS_DOC = Path(__file__).parents[1] / "docs" / "errors.md"
@@ -348,23 +348,7 @@ def test_memgit_yaml_that_never_ends_is_refused_at_the_limit(repo_path: Path) ->
     up to the YAML limit and refused (it was read to the end: a MemoryError, exit 70)."""
     (repo_path / "memgit.yaml").unlink()
     (repo_path / "memgit.yaml").symlink_to("/dev/zero")
-    done = subprocess.run(
-        [
-            "/bin/sh",
-            "-c",
-            'ulimit -v 1048576; exec "$@"',
-            "sh",
-            sys.executable,
-            "-m",
-            "memgit.cli.main",
-            "capture",
-        ],
-        cwd=repo_path,
-        input=turn_bytes(),
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
+    done = bounded_cli(repo_path, "capture", input=turn_bytes())
     assert_refused(done, code="yaml-too-large", path="memgit.yaml")
 
 

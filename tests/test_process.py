@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from memgit.layout import capture_path
 from memgit.memory import Memory, parse_memory
 from memgit.runrecord import parse_run_record
 
-from support import git, make_turn, memgit_cli, snapshot
+from support import bounded_cli, git, make_turn, memgit_cli, snapshot
 
 SOURCE = "test-agent"
 SESSION = "s1"
@@ -924,25 +923,7 @@ def test_an_endless_gate_output_is_refused_at_the_limit(repo_path: Path, source:
     capture(repo_path, user_turn(0, "Remember that the CI runs on Fridays."))
     before = snapshot(repo_path)
     with open("/dev/zero", "rb") as zeros:
-        done = subprocess.run(
-            [
-                "/bin/sh",
-                "-c",
-                'ulimit -v 1048576; exec "$@"',
-                "sh",
-                sys.executable,
-                "-m",
-                "memgit.cli.main",
-                "process",
-                "--gate-output",
-                source,
-            ],
-            cwd=repo_path,
-            stdin=zeros,
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
+        done = bounded_cli(repo_path, "process", "--gate-output", source, stdin=zeros)
     where = "<stdin>" if source == "-" else source
     assert done.returncode == 3, done.stderr.decode()
     assert done.stderr.decode().startswith(f"error[too-large]: {where}: ")

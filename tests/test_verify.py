@@ -24,7 +24,7 @@ from governance_corpus import repos
 
 from memgit import MemoryRepo
 
-from support import git, make_turn, memgit_cli
+from support import bounded_cli, git, make_turn, memgit_cli
 
 templates = repos.templates  # the session fixture: memory repositories memgit built
 
@@ -308,27 +308,6 @@ def test_invalid_revision_in_commits_from(history: tuple[Path, dict[str, str]]) 
     done = memgit_cli("verify", "--commits-from", "-", cwd=path, input=b"not-a-commit\n")
     assert done.returncode == 2
     assert done.stderr.decode().startswith("error[invalid-revision]: ")
-
-
-def bounded_cli(path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """memgit in a subprocess that may use at most 1 GiB and 30 s (the unbounded read of
-    /dev/zero grew to 24 GB)."""
-    return subprocess.run(
-        [
-            "/bin/sh",
-            "-c",
-            'ulimit -v 1048576; exec "$@"',
-            "sh",
-            sys.executable,
-            "-m",
-            "memgit.cli.main",
-            *args,
-        ],
-        cwd=path,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("option", ["--commits-from", "--ref-updates"])

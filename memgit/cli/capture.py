@@ -35,6 +35,7 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
     error and nothing is overwritten.
     """
     from memgit.capture.read import iter_jsonl_turns, parse_turn, read_limited
+    from memgit.cli.inputs import STDIN, open_input
     from memgit.cli.progress import progress_bar
     from memgit.errors import InvalidInputError, UsageError
     from memgit.repo import MemoryRepo
@@ -47,23 +48,18 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
                 code="usage",
                 hint="pipe a turn in (`... | memgit capture`) or use --file turns.jsonl",
             )
-        turn = parse_turn(read_limited(sys.stdin.buffer, source="<stdin>"), source="<stdin>")
-        outcome = repo.capture(turn, source="<stdin>")
+        turn = parse_turn(read_limited(sys.stdin.buffer, source=STDIN), source=STDIN)
+        outcome = repo.capture(turn, source=STDIN)
         if as_json:
             emit_json(outcome.to_dict())
-        elif outcome.duplicate:
+        elif outcome.duplicate or outcome.commit is None:
             click.echo(f"Already captured: {outcome.path} (nothing changed)")
         else:
-            assert outcome.commit is not None
             click.echo(f"Captured {outcome.path} in {outcome.commit[:12]}")
             if outcome.redactions:
                 click.echo(describe_redactions(outcome.redactions))
         return
-    name = "<stdin>" if str(file) == "-" else str(file)
-    try:
-        stream = sys.stdin.buffer if name == "<stdin>" else open(file, "rb")  # noqa: SIM115
-    except OSError as err:
-        raise UsageError(f"cannot read: {err.strerror}", code="unreadable", path=name) from err
+    name, stream = open_input(file)
     with stream:
         lines = list(iter_jsonl_turns(stream, source=name))
     if not lines:

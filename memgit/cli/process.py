@@ -130,14 +130,10 @@ def _run(
 def _read_answer(gate_output: Path) -> bytes:
     """The host's Gate answer, read no further than the limit of any Gate's answer."""
     from memgit.capture.read import read_limited
-    from memgit.errors import UsageError
+    from memgit.cli.inputs import open_input
     from memgit.gate.backends.command import MAX_ANSWER_BYTES
 
-    name = "<stdin>" if str(gate_output) == "-" else str(gate_output)
-    try:
-        stream = sys.stdin.buffer if name == "<stdin>" else open(gate_output, "rb")  # noqa: SIM115
-    except OSError as err:
-        raise UsageError(f"cannot read: {err.strerror}", code="unreadable", path=name) from err
+    name, stream = open_input(gate_output)
     with stream:
         return read_limited(
             stream, source=name, limit=MAX_ANSWER_BYTES, hint="a Gate answer is one JSON object"
