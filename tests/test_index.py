@@ -549,3 +549,25 @@ def test_index_status_and_rebuild_commands(seeded: Path) -> None:
     commit_all(seeded)
     assert "stale" in memgit_cli("index", "status", cwd=seeded).stdout.decode()
     assert memgit_cli("index", "--help", cwd=seeded).returncode == 0
+
+
+def test_an_index_held_by_another_writer_is_index_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that waited out the busy timeout is told so by code (index-busy, a
+    conflict), classified by SQLite's result code rather than the message's words."""
+    from memgit.errors import ConflictError
+    from memgit.index import database
+
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 50)
+    path = tmp_path / "index.sqlite"
+    holder, waiter = database.connect(path), database.connect(path)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(ConflictError) as caught, database.write_transaction(waiter):
+            pass
+        assert caught.value.code == "index-busy"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        waiter.close()

@@ -65,11 +65,9 @@ class IndexCorrupt(Exception):
 
 
 def is_corruption(err: sqlite3.Error) -> bool:
+    """Classified by SQLite's (primary) result code, never by the message's words."""
     code = getattr(err, "sqlite_errorcode", None)
-    if code is not None and code & 0xFF in _CORRUPT_CODES:
-        return True
-    text = str(err)
-    return "malformed" in text or "not a database" in text
+    return code is not None and (code & 0xFF) in _CORRUPT_CODES
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -229,7 +227,7 @@ def _begin(conn: sqlite3.Connection, statement: str) -> None:
     try:
         conn.execute(statement)
     except sqlite3.OperationalError as err:
-        if "locked" in str(err) or "busy" in str(err):
+        if (err.sqlite_errorcode & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
             raise ConflictError(
                 f"another process held the recall index for {BUSY_TIMEOUT_MS // 1000} s",
                 code="index-busy",

@@ -406,9 +406,13 @@ class LexicalIndex:
             conn.close()
 
 
+_UNWRITABLE_CODES = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR}
+
+
 def _unwritable(err: sqlite3.DatabaseError) -> bool:
-    text = str(err)
-    return "readonly" in text or "unable to open" in text or "disk I/O" in text
+    """By SQLite's primary result code: the file cannot be written (or opened) here."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in _UNWRITABLE_CODES
 
 
 def _retired_as_of(
