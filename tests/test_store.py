@@ -19,7 +19,7 @@ from memgit.errors import ConflictError, InvalidInputError
 from memgit.store import gitindex
 from memgit.store.engine import Change, publish
 from memgit.store.lock import WriterLock
-from memgit.store.recovery import finish_dead_writer
+from memgit.store.recovery import finish_dead_writer, unfinished_publish
 from memgit.store.repository import open_repository
 from memgit.store.tree import build_tree, diff_trees
 
@@ -355,6 +355,46 @@ def test_a_reader_finishes_a_killed_writers_publish(plain_repo: pygit2.Repositor
     assert (Path(plain_repo.path) / "memgit" / "lock").read_bytes() == b""
     finish_dead_writer(plain_repo)  # nothing left to do
     assert git(path, "status", "--porcelain") == ""
+
+
+def test_a_killed_publish_to_a_branch_not_checked_out_leaves_the_checkout_alone(
+    plain_repo: pygit2.Repository,
+) -> None:
+    """A writer killed after moving a proposal branch: recovery must not bring the
+    checkout in line with that branch, and the hooks have nothing to refuse."""
+    path = Path(plain_repo.workdir)
+    (path / "README").write_text("my own edit\n")
+    before = snapshot(path)
+    branch = "refs/heads/memgit/proposals/p1"
+
+    def killed_after_moving(
+        repo: pygit2.Repository, moved: str, tip: object, new: pygit2.Oid, change: object
+    ) -> bool:
+        repo.create_reference_direct(moved, new, False)
+        raise KeyboardInterrupt  # stands in for the kill: the journal stays
+
+    from memgit.store import engine
+
+    original = engine._move_refs
+    engine._move_refs = killed_after_moving
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            publish(
+                plain_repo,
+                write({"proposed.txt": b"proposed\n"}),
+                guard=None,
+                ref=branch,
+                allow_unborn=True,
+            )
+    finally:
+        engine._move_refs = original
+    journal = json.loads((Path(plain_repo.path) / "memgit" / "lock").read_bytes())
+    assert journal["op"] == "publish" and journal["branch"] == branch
+    assert unfinished_publish(plain_repo) is None
+    finish_dead_writer(plain_repo)
+    after = snapshot(path)
+    assert {**after, "refs": None} == {**before, "refs": None}
+    assert not (path / "proposed.txt").exists()
 
 
 def test_a_reader_leaves_a_live_writers_publish_alone(plain_repo: pygit2.Repository) -> None:

@@ -177,7 +177,8 @@ def _publish_once(
             "branch": branch,
             "old": str(tip.id) if tip is not None else None,
             "new": str(new),
-            "paths": sorted(change.files),
+            # The paths to bring in line after a crash: none for a branch not checked out.
+            "paths": sorted(change.files) if index is not None else [],
             "refs": dict(change.refs),
         }
     )

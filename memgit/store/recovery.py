@@ -62,7 +62,7 @@ def unfinished_publish(repo: pygit2.Repository) -> ConflictError | None:
     """The error for a pre-commit hook when a dead writer's commit is on the branch
     but not yet in the index and working tree (committing now would undo it)."""
     journal = _peek_journal(repo)
-    if journal.get("op") != "publish" or journal.get("new") is None:
+    if journal.get("op") != "publish" or journal.get("new") is None or not journal.get("paths"):
         return None
     ref = repo.references.get(str(journal.get("branch", "")))
     if ref is None or str(ref.target) != journal["new"]:
