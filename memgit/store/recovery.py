@@ -12,7 +12,8 @@ hook cannot recover (``git commit`` holds the index lock), so it refuses the
 commit instead (:func:`unfinished_publish`).
 
 A git lock file is removed only when memgit can prove it is its own: a ref's
-``.lock`` holding exactly the id the dead writer was writing there. The index
+``.lock`` holding exactly the id the dead writer was writing there, or one still
+empty a second after it was made (no live writer leaves a lock empty). The index
 lock is never removed: memgit reaches the index only through git, whose
 processes release that lock when memgit dies, so an ``index.lock`` belongs to
 a git command that is running, or to one a person must judge.
