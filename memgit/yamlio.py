@@ -23,11 +23,17 @@ from yaml.events import (
     AliasEvent,
     CollectionEndEvent,
     CollectionStartEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
     Event,
+    MappingEndEvent,
     MappingStartEvent,
     NodeEvent,
     ScalarEvent,
+    SequenceEndEvent,
     SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
 )
 from yaml.representer import SafeRepresenter
 
@@ -62,14 +68,41 @@ _LONE_SURROGATE = re.compile(
 _OTHER_BREAKS = re.compile("[\x85\u2028\u2029]")
 _OPENING_FENCE = re.compile(r"---\r?\n")
 _CLOSING_FENCE = re.compile(r"^---(?:\r?\n|\Z)", re.MULTILINE)
+# The fast path: libyaml's C parser, its events read by the same narrow rules.
+_CLoader = getattr(yaml, "CBaseLoader", None)
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_INT_START = frozenset("-0123456789")
+_PLAIN = {"true": True, "false": False, "null": None, "~": None, "": None}
+# Where libyaml is more lenient than PyYAML's pure loader (found by
+# tests/test_recall_properties.py): tabs, byte order marks inside the text, a
+# comment right after a block scalar indicator, "?" in flow collections.
+_LIBYAML_LENIENT = re.compile("[\t\ufeff]|[|>][-+0-9]*#|[{\\[].*\\?", re.DOTALL)
 
 
 def parse_yaml(text: str | bytes, *, source: str) -> Any:
     """Parse one YAML document with memgit's narrow schema; ``source`` names it in errors.
 
     Values are dicts with string keys, lists, strings, ints, bools and None. Every
-    failure is an InvalidInputError, whatever the input.
+    failure is an InvalidInputError, whatever the input. Where libyaml's C parser is
+    installed and the text holds nothing it reads more leniently, its events are read
+    by the same rules (several times faster: the recall index reads every memory);
+    on any doubt, and for every error, PyYAML's strict loader decides.
     """
+    text = _checked_text(text, source)
+    if not _lenient_spot(text):
+        try:
+            return _fast_load(text)
+        except _Fallback:
+            pass
+    return _strict_load(text, source)
+
+
+def parse_yaml_strictly(text: str | bytes, *, source: str) -> Any:
+    """:func:`parse_yaml` by PyYAML's loader alone (what the fast path is tested against)."""
+    return _strict_load(_checked_text(text, source), source)
+
+
+def _checked_text(text: str | bytes, source: str) -> str:
     if _utf8_size(text) > MAX_YAML_BYTES:
         raise InvalidInputError(
             f"YAML input is larger than {MAX_YAML_BYTES} bytes",
@@ -77,7 +110,10 @@ def parse_yaml(text: str | bytes, *, source: str) -> Any:
             path=source,
             hint="split the content into smaller files",
         )
-    text = decode_utf8(text, source=source)
+    return decode_utf8(text, source=source)
+
+
+def _strict_load(text: str, source: str) -> Any:
     try:
         return _load(text, source)
     except yaml.reader.ReaderError as err:
@@ -97,6 +133,94 @@ def parse_yaml(text: str | bytes, *, source: str) -> Any:
             field=_mark_location(err.problem_mark or err.context_mark),
             hint="fix the YAML syntax at that position",
         ) from err
+
+
+class _Fallback(Exception):
+    """The fast path is not sure; the strict loader decides."""
+
+
+def _lenient_spot(text: str) -> bool:
+    """Whether ``text`` may hold something libyaml reads and PyYAML refuses."""
+    if "\t" in text or "\ufeff" in text:
+        return True
+    if "#" not in text and "?" not in text:
+        return False
+    return _LIBYAML_LENIENT.search(text) is not None
+
+
+def _fast_load(text: str) -> Any:
+    if _CLoader is None:
+        raise _Fallback
+    if _SURROGATE.search(text):
+        raise _Fallback
+    loader = _CLoader(text)
+    # Escapes such as "\ud83d" make surrogates only once parsed: check scalars then.
+    reader = _Reader(loader.get_event, escapes="\\" in text)
+    try:
+        if type(reader.next()) is not StreamStartEvent:
+            raise _Fallback
+        if type(reader.next()) is not DocumentStartEvent:
+            raise _Fallback
+        value = reader.node(reader.next(), 0)
+        if type(reader.next()) is not DocumentEndEvent:
+            raise _Fallback
+        if type(reader.next()) is not StreamEndEvent:
+            raise _Fallback
+        return value
+    except (yaml.YAMLError, RecursionError) as err:
+        raise _Fallback from err
+    finally:
+        loader.dispose()
+
+
+class _Reader:
+    """Values from libyaml's events, by the strict loader's rules."""
+
+    __slots__ = ("escapes", "next")
+
+    def __init__(self, next_event: Any, *, escapes: bool) -> None:
+        self.next = next_event
+        self.escapes = escapes
+
+    def node(self, event: Any, depth: int) -> Any:
+        kind = type(event)
+        if kind is ScalarEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise _Fallback
+            value = event.value
+            if self.escapes and _SURROGATE.search(value):
+                raise _Fallback
+            if not event.implicit[0]:
+                return value
+            if value in _PLAIN:
+                return _PLAIN[value]
+            if value[:1] in _INT_START and _PLAIN_INT.fullmatch(value):
+                if len(value) > 4000:
+                    raise _Fallback
+                return int(value)
+            return value
+        if kind is AliasEvent or event is None or event.anchor is not None:
+            raise _Fallback
+        if depth >= MAX_JSON_DEPTH or event.tag is not None:
+            raise _Fallback
+        if kind is SequenceStartEvent:
+            items: list[Any] = []
+            while True:
+                item = self.next()
+                if type(item) is SequenceEndEvent:
+                    return items
+                items.append(self.node(item, depth + 1))
+        if kind is MappingStartEvent:
+            mapping: dict[str, Any] = {}
+            while True:
+                key_event = self.next()
+                if type(key_event) is MappingEndEvent:
+                    return mapping
+                key = self.node(key_event, depth + 1)
+                if type(key) is not str or key in mapping:
+                    raise _Fallback
+                mapping[key] = self.node(self.next(), depth + 1)
+        raise _Fallback
 
 
 def render_yaml(value: Any) -> str:

@@ -22,39 +22,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-from yaml.events import (
-    AliasEvent,
-    DocumentEndEvent,
-    DocumentStartEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-    StreamStartEvent,
-)
-
-from memgit.constants import MAX_JSON_DEPTH, MAX_YAML_BYTES
 from memgit.errors import InvalidInputError
 from memgit.yamlio import parse_yaml, split_front_matter
 
-_CLoader = getattr(yaml, "CBaseLoader", None)
 _OPENING_FENCE = re.compile(r"---\r?\n")
 _CLOSING_FENCE = re.compile(r"^---(?:\r?\n|\Z)", re.MULTILINE)
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_INT_START = frozenset("-0123456789")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# Where libyaml is more lenient than PyYAML's pure loader (found by
-# tests/test_recall_properties.py): tabs, byte order marks inside the text, a
-# comment right after a block scalar indicator, "?" in flow collections.
-_LIBYAML_LENIENT = re.compile("[\t\ufeff]|[|>][-+0-9]*#|[{\\[].*\\?", re.DOTALL)
-_PLAIN = {"true": True, "false": False, "null": None, "~": None, "": None}
-
-
-class _Fallback(Exception):
-    """The fast path is not sure; the strict loader decides."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,7 +126,7 @@ def memory_body(data: bytes) -> str | None:
 
 def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
     """The captured turn in a file's bytes; InvalidInputError names what is wrong."""
-    value = load_yaml(_decode(data, path), source=path)
+    value = parse_yaml(_decode(data, path), source=path)
     if not isinstance(value, dict):
         raise InvalidInputError("a capture file must be a mapping", code="schema", path=path)
     where = {"path": path}
@@ -190,32 +162,12 @@ def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
     )
 
 
-def load_yaml(text: str, *, source: str) -> Any:
-    """parse_yaml's result, by the fast path when it can be sure."""
-    fast = _CLoader is not None and len(text) * 4 <= MAX_YAML_BYTES
-    if fast and not _lenient_spot(text):
-        try:
-            return _fast_load(text)
-        except _Fallback:
-            pass
-    return parse_yaml(text, source=source)
-
-
-def _lenient_spot(text: str) -> bool:
-    """Whether ``text`` may hold something libyaml reads and PyYAML refuses."""
-    if "\t" in text or "\ufeff" in text:
-        return True
-    if "#" not in text and "?" not in text:
-        return False
-    return _LIBYAML_LENIENT.search(text) is not None
-
-
 def _split(text: str, path: str) -> tuple[dict[str, Any], str]:
     opening = _OPENING_FENCE.match(text)
     closing = _CLOSING_FENCE.search(text, opening.end()) if opening else None
     if opening is None or closing is None:
         return split_front_matter(text, source=path)  # raises the precise error
-    front = load_yaml(text[: closing.start()], source=path)
+    front = parse_yaml(text[: closing.start()], source=path)
     if not isinstance(front, dict):
         return split_front_matter(text, source=path)
     return front, text[closing.end() :]
@@ -233,80 +185,6 @@ def _decode(data: bytes, path: str) -> str:
             "file starts with a byte order mark", code="invalid-utf8", path=path
         )
     return text
-
-
-def _fast_load(text: str) -> Any:
-    assert _CLoader is not None
-    if _SURROGATE.search(text):
-        raise _Fallback
-    loader = _CLoader(text)
-    # Escapes such as "\ud83d" make surrogates only once parsed: check scalars then.
-    reader = _Reader(loader.get_event, escapes="\\" in text)
-    try:
-        if type(reader.next()) is not StreamStartEvent:
-            raise _Fallback
-        if type(reader.next()) is not DocumentStartEvent:
-            raise _Fallback
-        value = reader.node(reader.next(), 0)
-        if type(reader.next()) is not DocumentEndEvent:
-            raise _Fallback
-        if type(reader.next()) is not StreamEndEvent:
-            raise _Fallback
-        return value
-    except (yaml.YAMLError, RecursionError) as err:
-        raise _Fallback from err
-    finally:
-        loader.dispose()
-
-
-class _Reader:
-    """Values from libyaml's events, by the strict loader's rules."""
-
-    __slots__ = ("escapes", "next")
-
-    def __init__(self, next_event: Any, *, escapes: bool) -> None:
-        self.next = next_event
-        self.escapes = escapes
-
-    def node(self, event: Any, depth: int) -> Any:
-        kind = type(event)
-        if kind is ScalarEvent:
-            if event.anchor is not None or event.tag is not None:
-                raise _Fallback
-            value = event.value
-            if self.escapes and _SURROGATE.search(value):
-                raise _Fallback
-            if not event.implicit[0]:
-                return value
-            if value in _PLAIN:
-                return _PLAIN[value]
-            if value[:1] in _INT_START and _INT.fullmatch(value):
-                if len(value) > 4000:
-                    raise _Fallback
-                return int(value)
-            return value
-        if kind is AliasEvent or event is None or event.anchor is not None:
-            raise _Fallback
-        if depth >= MAX_JSON_DEPTH or event.tag is not None:
-            raise _Fallback
-        if kind is SequenceStartEvent:
-            items: list[Any] = []
-            while True:
-                item = self.next()
-                if type(item) is SequenceEndEvent:
-                    return items
-                items.append(self.node(item, depth + 1))
-        if kind is MappingStartEvent:
-            mapping: dict[str, Any] = {}
-            while True:
-                key_event = self.next()
-                if type(key_event) is MappingEndEvent:
-                    return mapping
-                key = self.node(key_event, depth + 1)
-                if type(key) is not str or key in mapping:
-                    raise _Fallback
-                mapping[key] = self.node(self.next(), depth + 1)
-        raise _Fallback
 
 
 def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
