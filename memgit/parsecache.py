@@ -42,8 +42,18 @@ _BLOB = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # What decoding an entry of the wrong shape raises.
 _SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
 
-# First level, in memory: (kind, blob) -> decoded value.
+# First level, in memory: (kind, blob) -> decoded value, the oldest dropped first once
+# it holds MAX_DECODED (a long-running process, the planned MCP server, must not grow
+# without bound; a run at 100k memories decodes a few thousand).
+MAX_DECODED = 50_000
 _decoded: dict[tuple[str, str], Any] = {}
+
+
+def _keep(key: tuple[str, str], value: T) -> T:
+    while len(_decoded) >= MAX_DECODED:
+        _decoded.pop(next(iter(_decoded)))
+    _decoded[key] = value
+    return value
 
 
 def cached(
@@ -69,9 +79,8 @@ def cached(
     data = _load(repo, kind, blob)
     if data is not None:
         with suppress(*_SHAPE_ERRORS):  # an entry of the wrong shape is a miss
-            value = _decoded[key] = decode(data)
-            return value
-    value = _decoded[key] = compute()
+            return _keep(key, decode(data))
+    value = _keep(key, compute())
     _store(repo, kind, blob, encode(value))
     return value
 
@@ -138,7 +147,7 @@ def remember_capture(repo: pygit2.Repository, blob: str, turn: Turn) -> None:
     then reads the capture from the cache instead of parsing it again."""
     if not _BLOB.fullmatch(blob) or ("capture", blob) in _decoded:
         return
-    _decoded["capture", blob] = turn
+    _keep(("capture", blob), turn)
     if not _entry_path(repo, "capture", blob).is_file():
         _store(repo, "capture", blob, Turn.to_dict(turn))
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 from test_process import RULES_TURNS, capture, configure, open_repo, user_turn
 
@@ -368,3 +369,28 @@ def test_broken_settings_are_never_cached(repo_path: Path) -> None:
         error = json.loads(done.stdout)["error"]
         assert (error["code"], error["path"]) == ("invalid-yaml", "memgit.yaml")
         assert settings_entries(repo_path) == set()
+
+
+def test_the_in_memory_level_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that reads many blobs (a long-running server) keeps at most
+    MAX_DECODED decoded values, dropping the oldest; a dropped one is read again
+    from the entry on disk, not computed."""
+    repo = pygit2.init_repository(str(tmp_path / "repo"))
+    monkeypatch.setattr(parsecache, "MAX_DECODED", 3)
+    monkeypatch.setattr(parsecache, "_decoded", {})
+    blobs = [f"{n:040x}" for n in range(5)]
+    computed: list[str] = []
+
+    def read(blob: str) -> str:
+        def compute() -> str:
+            computed.append(blob)
+            return f"value of {blob}"
+
+        return parsecache.cached(repo, "test", blob, compute, encode=str, decode=str)
+
+    for blob in blobs:
+        assert read(blob) == f"value of {blob}"
+    assert len(parsecache._decoded) == 3
+    assert ("test", blobs[0]) not in parsecache._decoded
+    assert read(blobs[0]) == f"value of {blobs[0]}"
+    assert computed == blobs  # the dropped value came back from disk
