@@ -628,6 +628,23 @@ def test_a_large_index_is_kept_in_split_mode(
     assert git(path, "config", "--get", "core.splitIndex", check=False) == ""
 
 
+def test_a_failed_split_leaves_a_whole_index_and_the_write_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Splitting is only for speed: when git refuses it after the entries are saved,
+    the write still succeeds, with a whole, correct index (it used to report a failed
+    index update for a commit whose index was in line)."""
+    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
+    monkeypatch.setattr(gitindex.GitIndex, "_SPLIT", ("update-index", "--no-such-option"))
+    repo = _plain_repo(tmp_path)
+    path = Path(repo.workdir)
+    result = publish(repo, write({"notes/a.txt": b"A\n"}), guard=None)
+    assert result.commit is not None
+    assert not _split_mode(path)
+    assert git(path, "status", "--porcelain") == ""
+    assert "notes/a.txt" in git(path, "ls-files").split()
+
+
 def test_core_split_index_false_keeps_the_index_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
