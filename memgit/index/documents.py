@@ -58,6 +58,7 @@ class MessageDoc:
     role: str
     content: str
     name: str | None = None
+    complete: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,10 +145,16 @@ def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
         content = item.get("content")
         role = item.get("role")
         name = item.get("name")
+        complete = item.get("complete")
         if not isinstance(content, str) or not isinstance(role, str):
             raise _field_error(path, field, "a mapping with role and content strings")
         messages.append(
-            MessageDoc(role=role, content=content, name=name if isinstance(name, str) else None)
+            MessageDoc(
+                role=role,
+                content=content,
+                name=name if isinstance(name, str) else None,
+                complete=complete if isinstance(complete, bool) else None,
+            )
         )
     thread = value.get("thread")
     return TurnDoc(
