@@ -12,8 +12,9 @@ import pygit2
 
 from memgit.constants import CONFIG_FILE, FORMAT_VERSION, PRE_COMMIT_CONFIG, TRAILER_INIT
 from memgit.errors import ConflictError, UsageError, quote_foreign
-from memgit.governance.checks import GOVERNANCE
+from memgit.governance.checks import Governance
 from memgit.settings import DEFAULT_CONFIG, parse_settings
+from memgit.state.lookup import TreeWalk
 from memgit.store.engine import Change, publish
 from memgit.store.repository import compact_index, init_or_adopt
 from memgit.store.tree import blob_at, read_blob
@@ -100,7 +101,7 @@ def init_repository(path: Path) -> InitResult:
         message = render_message(summary, [(TRAILER_INIT, f"format {FORMAT_VERSION}")])
         return Change(files=files, message=message)
 
-    result = publish(repo, plan, guard=GOVERNANCE, allow_unborn=True)
+    result = publish(repo, plan, guard=Governance(TreeWalk(repo)), allow_unborn=True)
     compact_index(repo)
     created = tuple(name for name in TEMPLATES if name not in existing)
     return InitResult(

@@ -9,7 +9,6 @@ Anything that fails leaves the branch as it was and the turns pending.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections import Counter
@@ -28,7 +27,7 @@ from memgit.constants import (
     TRAILER_BACKEND,
     TRAILER_RUN,
 )
-from memgit.errors import MemgitError, Problem
+from memgit.errors import Problem
 from memgit.evidence import EvidenceUnit
 from memgit.gate.backends import Backend
 from memgit.gate.contract import (
@@ -38,22 +37,21 @@ from memgit.gate.contract import (
     narrow_answer,
 )
 from memgit.gate.prompt import GateRequest
-from memgit.governance.checks import GOVERNANCE
+from memgit.governance.checks import Governance
 from memgit.index.lexical import LexicalIndex
+from memgit.index.lookup import IndexLookup
 from memgit.jsonio import render_json
-from memgit.layout import run_path
-from memgit.pending import (
-    DEFAULT_MAX_DEFERRALS,
-    PendingCapture,
-    ProcessingState,
-    advance_state,
-    ingest_run,
-    processing_state,
-)
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
 from memgit.runrecord import RunInput, RunRecord, render_run_record
 from memgit.settings import Settings, gate_setting
+from memgit.state.lookup import Lookup
+from memgit.state.processing import (
+    DEFAULT_MAX_DEFERRALS,
+    PendingCapture,
+    ProcessingState,
+    processing_state,
+)
 from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
 from memgit.trailers import render_message
@@ -118,23 +116,21 @@ class _Batch:
         return {unit.id: unit for unit in self.units}
 
 
-def pending_batches(
-    git: pygit2.Repository, settings: Settings
-) -> tuple[list[_Batch], ProcessingState]:
-    state = _state(git, settings, _tree(git))
+def pending_batches(lookup: Lookup, settings: Settings) -> tuple[list[_Batch], ProcessingState]:
+    state = _state(lookup, settings, _tree(lookup.repo))
     return _batches(state, gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)), state
 
 
-def _state(git: pygit2.Repository, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
+def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
     max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
-    return processing_state(git, tree, max_deferrals=max_deferrals)
+    return processing_state(lookup, tree, max_deferrals=max_deferrals)
 
 
 def first_request(
     git: pygit2.Repository, settings: Settings, index: LexicalIndex
 ) -> GateRequest | None:
     """What the backend is asked for the first pending batch (``--print-prompt``)."""
-    batches, _ = pending_batches(git, settings)
+    batches, _ = pending_batches(IndexLookup(index), settings)
     if not batches:
         return None
     return _request(settings, batches[0], index, _tree(git))
@@ -151,23 +147,26 @@ def process_inbox(
 ) -> ProcessResult:
     """Run the Gate over pending captures, then expire old processed captures.
 
-    ``index`` is the recall index, which finds related memories for the Gate.
+    ``index`` is the derived store: the recall index, which finds related memories
+    for the Gate, and the processing state.
     """
-    batches, state = pending_batches(git, settings)
+    lookup = IndexLookup(index)
+    batches, state = pending_batches(lookup, settings)
     if backend.name == "host":
         batches = batches[:1]
     if max_batches is not None:
         batches = batches[:max_batches]
     outcomes = []
     for number, batch in enumerate(batches, start=1):
-        outcome = _run_batch(git, settings, backend, batch, index)
+        outcome = _run_batch(lookup, settings, backend, batch, index)
         if outcome is not None:
             outcomes.append(outcome)
         if progress is not None:
             progress(number, len(batches))
     processed_now = {path for outcome in outcomes for path in outcome.captures}
-    cleanup, expired = expire_inbox(git, settings, keep=processed_now)
-    after, state = pending_batches(git, settings)
+    cleanup, expired = expire_inbox(git, settings, lookup, keep=processed_now)
+    index.warm()  # the next command starts from a current store
+    after, state = pending_batches(lookup, settings)
     return ProcessResult(
         runs=tuple(outcomes),
         cleanup_commit=cleanup,
@@ -219,12 +218,13 @@ def _request(
 
 
 def _run_batch(
-    git: pygit2.Repository,
+    lookup: Lookup,
     settings: Settings,
     backend: Backend,
     batch: _Batch,
     index: LexicalIndex,
 ) -> RunOutcome | None:
+    git = lookup.repo
     catalog = Catalog(git, _tree(git))
     request = _request(settings, batch, index, catalog.tree)
     answer = backend.answer(request)
@@ -248,21 +248,16 @@ def _run_batch(
     diagnostics = _diagnostics(corrected)
     gate = redact_candidates(gate, diagnostics)
     applied: list[Decision] = []
-    coverage: list[tuple[str, str]] = []  # the rows the last plan committed to
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
-
-    planned_on: list[pygit2.Tree | None] = [None]  # the tip tree the last plan built on
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
         applied.clear()
         tree = tip.tree if tip is not None else None
-        planned_on[0] = tree
         current = catalog if tree is not None and tree.id == catalog_tree_id else Catalog(git, tree)
-        replanned = _replan(git, settings, tree, batch, gate, current)
+        replanned = _replan(lookup, settings, tree, batch, gate, current)
         if replanned is None:
             return None
         answer, captures, dropped = replanned
-        coverage[:] = [(row["unit_id"], row["decision"]) for row in answer.raw["coverage"]]
         files, refs, trailers = apply_gate_output(
             answer, batch.unit_map, current, tip, now.isoformat(), applied
         )
@@ -286,15 +281,7 @@ def _run_batch(
         )
         return Change(files=files, message=message, refs=refs)
 
-    result = publish(
-        git,
-        plan,
-        guard=GOVERNANCE,
-        author_fallback=settings.author,
-        meanwhile=_while_git_saves_the_index(
-            git, settings, index, planned_on, run_path(run_id), coverage
-        ),
-    )
+    result = publish(git, plan, guard=Governance(lookup), author_fallback=settings.author)
     if result.commit is None:
         return None
     return RunOutcome(
@@ -326,7 +313,7 @@ def _check(
 
 
 def _replan(
-    git: pygit2.Repository,
+    lookup: Lookup,
     settings: Settings,
     tree: pygit2.Tree | None,
     batch: _Batch,
@@ -357,7 +344,7 @@ def _replan(
                     ),
                 ),
             )
-    closed = _state(git, settings, tree).closed(batch.unit_map)
+    closed = _state(lookup, settings, tree).closed(batch.unit_map)
     if closed == batch.closed:
         return gate, batch.captures, ()
     if not closed.keys() >= batch.closed.keys():
@@ -370,33 +357,6 @@ def _replan(
     still_open = {unit.capture for unit in supporting}
     captures = tuple(c for c in batch.captures if c.path in still_open)
     return answer, captures, ({"code": "replanned", "count": dropped},)
-
-
-def _while_git_saves_the_index(
-    git: pygit2.Repository,
-    settings: Settings,
-    index: LexicalIndex,
-    planned_on: list[pygit2.Tree | None],
-    record: str,
-    coverage: Sequence[tuple[str, str]],
-) -> Callable[[pygit2.Tree], None]:
-    """What the next steps need of the new tree, worked out while git saves the Git index:
-    the recall index brought up to it, its processing state (for the retention check
-    and the summary), derived from the state of the tree the run was planned on, which
-    differs by the run record only, and the record in the coverage table (for the next
-    process). ``coverage`` holds the rows of the plan that was committed. A failure is
-    left for the step that needs the result."""
-    max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
-
-    def prepare(tree: pygit2.Tree) -> None:
-        index.warm()
-        if planned_on[0] is not None:
-            advance_state(git, planned_on[0], tree, record, coverage, max_deferrals=max_deferrals)
-        with contextlib.suppress(MemgitError):
-            processing_state(git, tree, max_deferrals=max_deferrals)
-            ingest_run(git, tree, record, coverage)
-
-    return prepare
 
 
 def _run_id(stamp: str, batch: _Batch, gate: GateOutput) -> str:

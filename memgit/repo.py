@@ -14,8 +14,8 @@ from memgit.capture.read import parse_turn
 from memgit.capture.turn import Turn
 from memgit.errors import UsageError
 from memgit.init import InitResult, init_repository
-from memgit.parsecache import repository_settings
 from memgit.settings import Settings, read_config
+from memgit.settings_cache import cached_settings
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
 
@@ -62,7 +62,7 @@ class MemoryRepo:
     def open(cls, path: str | Path = ".") -> MemoryRepo:
         """Open the memory repository containing ``path`` (searched upward)."""
         git = open_repository(Path(path))
-        return cls(git, repository_settings(git, read_config(Path(git.workdir))))
+        return cls(git, cached_settings(git, read_config(Path(git.workdir))))
 
     @classmethod
     def init(cls, path: str | Path = ".") -> InitResult:
@@ -157,10 +157,13 @@ class MemoryRepo:
         parsed = [
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
+        from memgit.index.lookup import IndexLookup
+
         return capture_turns(
             self.git,
             parsed,
             origins=names,
+            lookup=IndexLookup(self._recall_index()),
             author_fallback=self.settings.author,
             progress=progress,
         )

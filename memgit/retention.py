@@ -14,17 +14,18 @@ from datetime import timedelta
 import pygit2
 
 from memgit.constants import TRAILER_EXPIRED
-from memgit.governance.checks import GOVERNANCE
+from memgit.governance.checks import Governance
 from memgit.layout import parse_capture_path
-from memgit.pending import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.settings import Settings, gate_setting
+from memgit.state.lookup import Lookup
+from memgit.state.processing import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
 from memgit.trailers import render_message
 
 
 def expire_inbox(
-    git: pygit2.Repository, settings: Settings, *, keep: Collection[str] = ()
+    git: pygit2.Repository, settings: Settings, lookup: Lookup, *, keep: Collection[str] = ()
 ) -> tuple[str | None, tuple[str, ...]]:
     """Remove captures processed longer ago than the retention, but for those in ``keep``
     (the ones this process call just processed); Git history keeps them."""
@@ -34,9 +35,8 @@ def expire_inbox(
     def plan(tip: pygit2.Commit | None) -> Change | None:
         expired.clear()
         tree = tip.tree if tip is not None else None
-        state = processing_state(
-            git, tree, max_deferrals=gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
-        )
+        max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
+        state = processing_state(lookup, tree, max_deferrals=max_deferrals)
         expired.extend(path for path in state.done_before(cutoff) if path not in keep)
         if not expired:
             return None
@@ -52,5 +52,5 @@ def expire_inbox(
         )
         return Change(files=dict.fromkeys(expired), message=message)
 
-    result = publish(git, plan, guard=GOVERNANCE, author_fallback=settings.author)
+    result = publish(git, plan, guard=Governance(lookup), author_fallback=settings.author)
     return result.commit, tuple(expired) if result.commit else ()

@@ -73,3 +73,32 @@ def parse_run_record(text: str | bytes, *, path: str) -> RunRecord:
         decisions=tuple(data["decisions"]),
         diagnostics=tuple(data["diagnostics"]),
     )
+
+
+def read_coverage(data: bytes, *, path: str) -> tuple[tuple[str, str], ...]:
+    """The (unit id, decision) rows of a run record file: all the processing state reads
+    of it. Only the rows' shape is checked; the whole record is memgit-schemas' to check
+    when it is committed."""
+    value = parse_json(data, source=path)
+    gate = value.get("gate_output") if isinstance(value, dict) else None
+    rows = gate.get("coverage") if isinstance(gate, dict) else None
+    if not isinstance(rows, list):
+        raise InvalidInputError(
+            "a run record holds its Gate output's coverage rows",
+            code="schema",
+            path=path,
+            field="gate_output.coverage",
+        )
+    found = []
+    for i, row in enumerate(rows):
+        unit = row.get("unit_id") if isinstance(row, dict) else None
+        decision = row.get("decision") if isinstance(row, dict) else None
+        if not isinstance(unit, str) or not isinstance(decision, str):
+            raise InvalidInputError(
+                "a coverage row names a unit_id and a decision",
+                code="schema",
+                path=path,
+                field=f"gate_output.coverage[{i}]",
+            )
+        found.append((unit, decision))
+    return tuple(found)

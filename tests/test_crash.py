@@ -372,7 +372,7 @@ def die_holding_ref_lock(repo, branch, *args, **kwargs):
 if point == "ref-locked":
     engine._move_refs = die_holding_ref_lock
 elif point == "branch-moved":
-    engine.apply_to_worktree = die
+    engine.sync_checkout = die
 elif point == "file-written":
     gitindex.GitIndex.finish_write = die
 MemoryRepo.open(repo_path).capture(json.loads(turn))

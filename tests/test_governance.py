@@ -41,10 +41,13 @@ from memgit.capture.redact import KINDS
 from memgit.errors import InvalidInputError, MemgitError
 from memgit.gate.contract import EVIDENCE_CHECKS, GateOutputError
 from memgit.governance import evidence, schemas, secrets, supersession
-from memgit.governance.checks import CHECKS, GOVERNANCE, check_tree
+from memgit.governance.checks import CHECKS, Governance, check_tree
 from memgit.governance.verify import resolve_commits, verify
+from memgit.index.lexical import LexicalIndex
+from memgit.index.lookup import IndexLookup
 from memgit.init import DEFAULT_PRE_COMMIT_CONFIG
 from memgit.layout import capture_path, check_segment
+from memgit.state.lookup import TreeWalk
 from memgit.store.staging import staged_tree
 
 from support import git, make_turn, memgit_cli, snapshot
@@ -182,14 +185,21 @@ def run_hooks(
 
 
 def gate_codes(path: Path) -> set[str]:
-    """memgit's own commit path: the problems check_tree finds in the staged tree."""
+    """memgit's own commit path: the problems check_tree finds in the staged tree, with
+    the derived store's answers (as memgit's commands ask) and the tree walk's (as the
+    hooks ask), which must agree."""
     repo = pygit2.Repository(str(path))
     head = repo.head.peel(pygit2.Commit)
-    try:
-        check_tree(repo, staged_tree(repo, head), head)
-    except MemgitError as err:
-        return {problem.code for problem in err.problems or (err.problem,)}
-    return set()
+    found = []
+    for lookup in (IndexLookup(LexicalIndex(repo)), TreeWalk(repo)):
+        try:
+            check_tree(repo, staged_tree(repo, head), head, lookup)
+        except MemgitError as err:
+            found.append({problem.code for problem in err.problems or (err.problem,)})
+        else:
+            found.append(set())
+    assert found[0] == found[1]
+    return found[0]
 
 
 def commit_and_verify(path: Path, message: str) -> tuple[str, set[str], set[str]]:
@@ -1141,7 +1151,7 @@ def test_memgits_own_write_refuses_a_secret_in_its_message_before_any_object(
     before = snapshot(repo_path)
     change = Change(files={"notes/a.txt": b"fine\n"}, message=f"notes\n\nsee {secret}\n")
     with pytest.raises(InvalidInputError) as caught:
-        publish(repo, lambda tip: change, guard=GOVERNANCE)
+        publish(repo, lambda tip: change, guard=Governance(TreeWalk(repo)))
     assert (
         caught.value.problems[0]
         .render()

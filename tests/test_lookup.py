@@ -1,7 +1,9 @@
-"""Memory ids to paths from the recall index (``memgit/index/lookup.py``), which the
-supersession check asks on every commit: the answer must be the tree's own, whether
-the index is stamped with that tree or with an older one (commits made with git
-since memgit last refreshed it)."""
+"""The checks' questions about whole trees (memory ids to paths, memories of a type or
+scope), answered by the derived store (``memgit/index/lookup.py``) for memgit's own
+commits and by a walk of the tree (``memgit/state/lookup.py``) for the hooks: the
+answer must be the tree's own, whether the store is stamped with that tree, with an
+older one (commits made with git since memgit last refreshed it), or with a tree the
+repository no longer has."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from memgit import MemoryRepo
 from memgit.governance.schemas import iter_schema_problems
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import view_of_commit
-from memgit.index.lookup import indexed_memory_paths
+from memgit.index.lexical import LexicalIndex
+from memgit.index.lookup import IndexLookup
+from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import iter_blobs
 
 from recall_fixtures import commit_all, memory, write_memory
@@ -45,13 +49,19 @@ def stamped(repo_path: Path) -> Path:
     return repo_path
 
 
+def lookups(repo: pygit2.Repository) -> list[Lookup]:
+    return [IndexLookup(LexicalIndex(repo)), TreeWalk(repo)]
+
+
 def assert_answers_as_listed(path: Path) -> None:
     repo = pygit2.Repository(str(path))
     tree = repo.head.peel(pygit2.Tree)
-    for memory_id in (*IDS, "m-delta", "m-unknown"):
-        assert indexed_memory_paths(repo, str(tree.id), memory_id) == listed(
-            repo, tree, memory_id
-        ), memory_id
+    for lookup in lookups(repo):
+        for memory_id in (*IDS, "m-delta", "m-unknown"):
+            assert lookup.memory_paths(tree, memory_id) == listed(repo, tree, memory_id), (
+                memory_id,
+                lookup,
+            )
 
 
 def test_an_index_stamped_with_the_tree_answers(stamped: Path) -> None:
@@ -77,9 +87,16 @@ def test_an_index_stamped_with_an_older_tree_answers_for_the_new_one(stamped: Pa
     assert_answers_as_listed(stamped)
 
 
-def test_a_tree_the_repository_cannot_read_is_no_answer(stamped: Path) -> None:
-    repo = pygit2.Repository(str(stamped))
-    assert indexed_memory_paths(repo, "0" * 40, "m-alpha") is None
+def test_a_stamp_the_repository_cannot_read_still_answers(stamped: Path) -> None:
+    """A store stamped with a tree gone from the repository (a rewritten history, then
+    gc) answers by walking the tree."""
+    conn = sqlite3.connect(stamped / ".git" / "memgit" / "index.sqlite")
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'tree'", ("0" * 40,))
+    conn.close()
+    write_memory(stamped, memory("m-delta", "Delta"))
+    commit_all(stamped, "m-delta")
+    assert_answers_as_listed(stamped)
 
 
 def index_stamp(path: Path) -> str:
@@ -101,9 +118,10 @@ def test_the_check_refuses_a_duplicate_id_behind_a_stale_stamp(stamped: Path) ->
     repo = pygit2.Repository(str(stamped))
     commit = repo.head.peel(pygit2.Commit)
     assert index_stamp(stamped) == str(commit.parents[0].parents[0].tree_id)
-    problems = list(iter_supersession_problems(view_of_commit(repo, commit)))
-    assert [problem.code for problem in problems] == ["duplicate-id"]
-    assert "m-delta" in problems[0].message
+    for lookup in lookups(repo):
+        problems = list(iter_supersession_problems(view_of_commit(repo, commit, lookup)))
+        assert [problem.code for problem in problems] == ["duplicate-id"]
+        assert "m-delta" in problems[0].message
 
 
 # ---------------------------------------------------------------- memgit.yaml edits
@@ -119,9 +137,14 @@ def config_without(path: Path, line: str) -> None:
 
 
 def config_problems(path: Path) -> list[tuple[str, str | None, str]]:
+    """The problems through both lookups, which must agree."""
     repo = pygit2.Repository(str(path))
-    view = view_of_commit(repo, repo.head.peel(pygit2.Commit))
-    return [(p.code, p.field, p.message) for p in iter_schema_problems(view)]
+    found = []
+    for lookup in lookups(repo):
+        view = view_of_commit(repo, repo.head.peel(pygit2.Commit), lookup)
+        found.append([(p.code, p.field, p.message) for p in iter_schema_problems(view)])
+    assert found[0] == found[1]
+    return found[0]
 
 
 @pytest.mark.parametrize("index", ["current", "stale", "none"])

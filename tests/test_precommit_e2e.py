@@ -328,7 +328,7 @@ from memgit import MemoryRepo
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
-engine.apply_to_worktree = die
+engine.sync_checkout = die
 MemoryRepo.open(sys.argv[1]).capture(json.loads(sys.argv[2]))
 """
 

@@ -152,16 +152,19 @@ def assert_clean(path: Path) -> None:
 
 def pending_units(path: Path) -> list[str]:
     """Supporting unit ids still waiting for the Gate, derived by memgit from the tree."""
-    from memgit.pending import processing_state
+    from memgit.index.lexical import LexicalIndex
+    from memgit.index.lookup import IndexLookup
+    from memgit.state.processing import processing_state
 
     repo = open_repo(path)
     tree = repo.git.head.peel().tree
-    state = processing_state(repo.git, tree, max_deferrals=_max_deferrals(repo))
+    lookup = IndexLookup(LexicalIndex(repo.git))
+    state = processing_state(lookup, tree, max_deferrals=_max_deferrals(repo))
     return sorted(u.id for c in state.pending for u in c.units if u.can_support)
 
 
 def _max_deferrals(repo: MemoryRepo) -> int:
-    from memgit.pending import DEFAULT_MAX_DEFERRALS
+    from memgit.state.processing import DEFAULT_MAX_DEFERRALS
 
     value = repo.settings.gate.get("max_deferrals", DEFAULT_MAX_DEFERRALS)
     return int(value)

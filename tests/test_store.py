@@ -679,16 +679,3 @@ def test_a_small_index_in_split_mode_is_handled(tmp_path: Path, how: str) -> Non
     assert git(path, "ls-files").split() == ["README", "notes/a.txt", "notes/mine.txt"]
     assert git(path, "status", "--porcelain") == "A  notes/mine.txt\n"
     assert _split_mode(path)
-
-
-def test_meanwhile_runs_on_the_new_tree_before_the_index_is_waited_for(
-    plain_repo: pygit2.Repository,
-) -> None:
-    seen: list[str] = []
-    result = publish(
-        plain_repo,
-        write({"notes/a.txt": b"A\n"}),
-        guard=None,
-        meanwhile=lambda tree: seen.append(str(tree.id)),
-    )
-    assert seen == [str(plain_repo[result.commit].peel(pygit2.Tree).id)]

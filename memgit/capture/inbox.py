@@ -22,7 +22,8 @@ import pygit2
 from memgit.capture.turn import Turn, redact_turn, render_capture, turn_from_data
 from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
-from memgit.governance.checks import GOVERNANCE
+from memgit.governance.checks import Governance
+from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.engine import Change, publish
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
@@ -78,13 +79,16 @@ def capture_turns(
     turns: Sequence[Turn],
     *,
     origins: Sequence[str],
+    lookup: Lookup | None = None,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
     batch_size: int = CAPTURE_BATCH,
     progress: Callable[[int, int], None] | None = None,
 ) -> CaptureResult:
     """Redact and commit ``turns``, ``batch_size`` per commit; ``origins[i]`` names where
-    turn i came from. ``progress(done, total)`` is called after each batch."""
+    turn i came from. ``progress(done, total)`` is called after each batch. ``lookup``
+    answers the checks (the tree itself without one)."""
+    guard = Governance(lookup if lookup is not None else TreeWalk(repo))
     prepared = _prepare(turns, origins)
     tip = _tip(repo)
     for turn, data, origin in prepared:
@@ -94,7 +98,12 @@ def capture_turns(
     for start in range(0, len(prepared), batch_size):
         batch = prepared[start : start + batch_size]
         commit = _commit_batch(
-            repo, batch, duplicate, author_fallback=author_fallback, lock_timeout=lock_timeout
+            repo,
+            batch,
+            duplicate,
+            guard=guard,
+            author_fallback=author_fallback,
+            lock_timeout=lock_timeout,
         )
         if commit is not None:
             commits.append(commit)
@@ -117,6 +126,7 @@ def _commit_batch(
     batch: Sequence[Prepared],
     duplicate: dict[str, bool],
     *,
+    guard: Governance,
     author_fallback: tuple[str, str] | None,
     lock_timeout: float | None,
 ) -> str | None:
@@ -134,7 +144,7 @@ def _commit_batch(
         return Change(files=files, message=_message(new_turns))
 
     result = publish(
-        repo, plan, guard=GOVERNANCE, author_fallback=author_fallback, lock_timeout=lock_timeout
+        repo, plan, guard=guard, author_fallback=author_fallback, lock_timeout=lock_timeout
     )
     return result.commit
 

@@ -18,6 +18,7 @@ from memgit.governance.secrets import (
 )
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import CommitView, view_of_tree
+from memgit.state.lookup import Lookup
 
 Check = Callable[[CommitView], Iterator[Problem]]
 
@@ -37,8 +38,14 @@ def iter_all_problems(view: CommitView) -> Iterator[tuple[str, Problem]]:
             yield hook_id, without_secret_path(problem)
 
 
-class GovernanceGuard:
-    """The commit engine's guard: refuse what any published hook would refuse."""
+class Governance:
+    """The commit engine's guard: refuse what any published hook would refuse.
+
+    ``lookup`` answers the checks' questions about whole trees: memgit's commands
+    pass the derived store's (:class:`~memgit.index.lookup.IndexLookup`)."""
+
+    def __init__(self, lookup: Lookup) -> None:
+        self.lookup = lookup
 
     def screen(self, files: Mapping[str, bytes | None], message: str) -> None:
         """Secrets are refused before a blob, tree or commit holding them exists."""
@@ -51,14 +58,17 @@ class GovernanceGuard:
             raise InvalidInputError.from_problems(problems)
 
     def check(self, repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
-        check_tree(repo, tree, base)
+        check_tree(repo, tree, base, self.lookup)
 
 
-def check_tree(repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
+def check_tree(
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    base: pygit2.Commit | None,
+    lookup: Lookup | None = None,
+) -> None:
     """Refuse a tree about to be committed on ``base`` that any published hook would refuse."""
-    problems = [problem for _, problem in iter_all_problems(view_of_tree(repo, tree, base))]
+    view = view_of_tree(repo, tree, base, lookup)
+    problems = [problem for _, problem in iter_all_problems(view)]
     if problems:
         raise InvalidInputError.from_problems(problems)
-
-
-GOVERNANCE = GovernanceGuard()

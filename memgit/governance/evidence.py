@@ -32,23 +32,24 @@ from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
+from memgit.index.documents import read_capture
 from memgit.memory import Memory, parse_memory
-from memgit.parsecache import capture_turn
-from memgit.pending import DEFAULT_MAX_DEFERRALS, deciding_records, processing_state
 from memgit.runrecord import RunRecord, parse_run_record
 from memgit.settings import Settings, gate_setting
+from memgit.state.processing import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.store.tree import blob_at, read_blob
 
 HOOK_ID = "memgit-evidence"
 
 
 def _units(view: CommitView, blob: str, capture_path: str) -> dict[str, EvidenceUnit] | None:
-    if view.object_data(blob) is None:
+    data = view.object_data(blob)
+    if data is None:
         return None
     try:
-        # A cached parse is of this very content (keyed by blob id); memgit-schemas
-        # still parses each changed file for real.
-        turn = capture_turn(view.repo, blob, path=capture_path)
+        # Read as every reader of a committed capture reads it; memgit-schemas checks
+        # each changed capture strictly.
+        turn = read_capture(data, path=capture_path, blob=blob)
     except MemgitError:
         return None
     return {unit.id: unit for unit in units_of(turn, capture=capture_path, blob=blob)}
@@ -176,7 +177,7 @@ def _closed(
         answered = {row["unit_id"] for row in record.gate_output.get("coverage", ())}
         return {unit_id: "unit-already-covered" for unit_id in units if unit_id not in answered}
     max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
-    return processing_state(view.repo, view.parent, max_deferrals=max_deferrals).closed(units)
+    return processing_state(view.lookup, view.parent, max_deferrals=max_deferrals).closed(units)
 
 
 def iter_capture_problems(view: CommitView) -> Iterator[Problem]:
@@ -203,7 +204,7 @@ def _reused(view: CommitView, parent: pygit2.Tree, path: str) -> Iterator[Proble
     except MemgitError:
         return  # memgit-schemas reports it
     ids = [unit.id for unit in units_of(turn, capture=path, blob=blob)]
-    for record_path, record_blob in sorted(deciding_records(view.repo, parent, ids)):
+    for record_path, record_blob in sorted(view.lookup.deciding(parent, ids)):
         try:
             record = parse_run_record(read_blob(view.repo, record_blob), path=record_path)
         except MemgitError:

@@ -18,13 +18,10 @@ from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.attributes import ATTRIBUTES_FILE, iter_attributes_problems
 from memgit.governance.view import CommitView
-from memgit.index.lookup import indexed_memories_using, memories_using
 from memgit.layout import windows_problem
 from memgit.memory import parse_memory
-from memgit.parsecache import remember_capture
 from memgit.runrecord import parse_run_record
 from memgit.settings import parse_settings
-from memgit.store.tree import blob_at, iter_blobs
 
 HOOK_ID = "memgit-schemas"
 
@@ -53,7 +50,6 @@ def _misplaced(path: str, expected: str) -> Problem:
 
 def _check_capture(path: str, view: CommitView) -> Iterator[Problem]:
     turn = view.parsed(path, parse_capture)
-    remember_capture(view.repo, str(blob_at(view.tree, path)), turn)
     if turn.path != path:
         yield _misplaced(path, turn.path)
 
@@ -97,10 +93,7 @@ def _check_config(path: str, view: CommitView) -> Iterator[Problem]:
     scopes = set(before.scopes) - set(settings.scopes)
     if not types and not scopes:
         return
-    users = indexed_memories_using(view.repo, str(view.tree.id), types=types, scopes=scopes)
-    if users is None:  # no usable index: read every memory of the tree
-        files = iter_blobs(view.repo, view.tree, MEMORIES_DIR)
-        users = memories_using(view.repo, files, types=types, scopes=scopes)
+    users = view.lookup.memories_using(view.tree, types=types, scopes=scopes)
     for field, removed, column in (("memory_types", types, 1), ("scopes", scopes, 2)):
         for value in sorted(removed):
             using = [row[0] for row in users if row[column].split("/")[0] == value]

@@ -11,9 +11,9 @@ import pygit2
 from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.governance.retirements import Retirements, retired_in
-from memgit.index.lookup import indexed_memory_paths
-from memgit.parsecache import repository_settings
 from memgit.settings import Settings
+from memgit.settings_cache import cached_settings
+from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import blob_at, diff_trees, iter_blobs, read_blob
 
 T = TypeVar("T")
@@ -24,6 +24,9 @@ class CommitView:
     """What one commit (or a tree about to become one) holds and changes."""
 
     repo: pygit2.Repository
+    # What the checks ask of whole trees: the derived store for memgit's own writes,
+    # the tree itself for the hooks and verify.
+    lookup: Lookup
     tree: pygit2.Tree
     parent: pygit2.Tree | None
     # Paths whose content differs from the parent, and paths the parent had but the tree lacks.
@@ -111,21 +114,9 @@ class CommitView:
 
     def _settings_in(self, data: bytes | None) -> Settings | None:
         try:
-            return repository_settings(self.repo, data) if data is not None else None
+            return cached_settings(self.repo, data) if data is not None else None
         except MemgitError:
             return None
-
-    def memory_paths(self) -> dict[str, list[str]]:
-        """memory id -> every path holding it in this tree (more than one is an error)."""
-        if "memory_paths" not in self._cache:
-            found: dict[str, list[str]] = {}
-            for path, _ in iter_blobs(self.repo, self.tree, MEMORIES_DIR):
-                if path.endswith(".md"):
-                    found.setdefault(path.rsplit("/", 1)[1][: -len(".md")], []).append(path)
-            self._cache["memory_paths"] = found
-        value = self._cache["memory_paths"]
-        assert isinstance(value, dict)
-        return value
 
     def retired_before(self, memory_id: str) -> bool:
         """Whether ``memory_id`` was retired in this tree's base or an ancestor of it: by
@@ -143,19 +134,9 @@ class CommitView:
         )
 
     def paths_of(self, memory_id: str) -> list[str]:
-        """Every path of this tree holding memory ``memory_id`` (ids are file names).
-
-        The recall index answers for the parent tree (corrected by the memories that
-        differ from the tree it is stamped with); this commit's own changes are
-        applied on top. Without a usable index the tree is listed.
-        """
-        base = (
-            indexed_memory_paths(self.repo, str(self.parent.id), memory_id)
-            if self.parent is not None
-            else []
-        )
-        if base is None:
-            return self.memory_paths().get(memory_id, [])
+        """Every path of this tree holding memory ``memory_id`` (ids are file names):
+        the parent's, as the lookup gives them, with this commit's changes on top."""
+        base = self.lookup.memory_paths(self.parent, memory_id) if self.parent is not None else []
         leaf = f"/{memory_id}.md"
         kept = [p for p in base if p not in self.deleted and p not in self.changed]
         added = [p for p in self.changed if p.startswith(f"{MEMORIES_DIR}/") and p.endswith(leaf)]
@@ -176,20 +157,27 @@ def diff_paths(
     return changed, frozenset(diff.keys() - changed)
 
 
-def view_of_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> CommitView:
+def view_of_commit(
+    repo: pygit2.Repository, commit: pygit2.Commit, lookup: Lookup | None = None
+) -> CommitView:
     base = commit.parents[0] if commit.parents else None
-    view = view_of_tree(repo, commit.tree, base)
+    view = view_of_tree(repo, commit.tree, base, lookup)
     return replace(view, label=str(commit.id), message=commit.message)
 
 
 def view_of_tree(
-    repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    base: pygit2.Commit | None,
+    lookup: Lookup | None = None,
 ) -> CommitView:
-    """A tree about to be committed on ``base`` (memgit's writes, the staged tree)."""
+    """A tree about to be committed on ``base`` (memgit's writes, the staged tree);
+    without a ``lookup``, the checks read whole trees themselves."""
     parent = base.tree if base is not None else None
     changed, deleted = diff_paths(repo, parent, tree)
     return CommitView(
         repo=repo,
+        lookup=lookup if lookup is not None else TreeWalk(repo),
         tree=tree,
         parent=parent,
         changed=changed,

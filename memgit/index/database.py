@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memgit.errors import ConflictError
+from memgit.index import state_rows as state_table
 from memgit.index.tokens import FTS_TOKENIZER
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x6D656D67  # "memg"
 BUSY_TIMEOUT_MS = 60_000
 
@@ -118,7 +119,7 @@ def reset_schema(conn: sqlite3.Connection) -> None:
 def recreate_schema(conn: sqlite3.Connection) -> None:
     """Inside the caller's transaction: drop every table and create empty ones."""
     _drop_all(conn)
-    for statement in _SCHEMA.split(";"):
+    for statement in (_SCHEMA + state_table.SCHEMA).split(";"):
         if statement.strip():
             conn.execute(statement)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")

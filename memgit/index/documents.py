@@ -72,6 +72,11 @@ class TurnDoc:
     thread: str | None
     messages: tuple[MessageDoc, ...]
 
+    @property
+    def key(self) -> str:
+        """``source/session/seq``: the turn's identity, which its unit ids start with."""
+        return f"{self.source}/{self.session}/{self.seq}"
+
 
 def is_memory_path(path: str) -> bool:
     return path.startswith("memories/") and path.endswith(".md")

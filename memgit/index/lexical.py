@@ -147,6 +147,12 @@ class LexicalIndex:
             self._conn.close()
             self._conn = None
 
+    def __del__(self) -> None:
+        # A connection sits in a reference cycle (sqlite3's statement cache), so it is
+        # freed only by the cyclic collector: close it with the index that owns it, or
+        # a dropped MemoryRepo keeps the file open (and its WAL locks held) for a while.
+        self.close()
+
     def _recover(self, err: sqlite3.DatabaseError) -> None:
         """Replace a database that turned out corrupt while in use."""
         self.close()
@@ -180,9 +186,9 @@ class LexicalIndex:
         return self._retrying(lambda: self._refresh(progress, force=False))
 
     def warm(self) -> None:
-        """Refresh in passing (memgit's runs call this while git saves the Git index), so
-        the next run's query starts from a current index. A failure is left for that
-        query, which refreshes or rebuilds as it must."""
+        """Refresh in passing (``memgit process`` calls this once its runs are committed),
+        so the next command's query starts from a current index. A failure is left for
+        that query, which refreshes or rebuilds as it must."""
         try:
             self.refresh()
         except MemgitError:

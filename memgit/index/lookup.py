@@ -1,157 +1,186 @@
-"""What the checks ask of a tree's memories, answered from the recall index.
+"""The derived store's answers to the processing state's and the checks' questions.
 
-Finding every path of an id, or every memory of a type or scope, means reading
-every memory of a tree (a third of a second or more at 100,000 memories). The
-index already holds the memories of the tree it is stamped with, by id, type
-and scope, so the checks that run on each commit ask it first, correct its
-answer by the memory files that differ between that tree and the one they
-check, and walk only when it is missing or its tree is gone.
+The store holds the rows of the tree it is stamped with (memories by id, type
+and scope; the inbox's captures and the run records' coverage rows). A
+question about another tree (the tip a run commits on, the parent of the tree
+a check looks at) is answered from those rows, corrected by the files that
+differ between the two trees, found by a diff that skips equal folders. See
+:mod:`memgit.state.lookup` for the questions and the tree walk that answers
+them without the store.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Collection, Iterable
-from pathlib import Path
+from collections.abc import Collection, Iterator
+from typing import TYPE_CHECKING
 
 import pygit2
 
-from memgit.constants import CACHE_DIR, INDEX_FILE, MEMORIES_DIR
-from memgit.errors import MemgitError
-from memgit.index.documents import read_memory
-from memgit.store.tree import Entry, diff_trees, read_blob
+from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
+from memgit.errors import InvalidInputError
+from memgit.index import state_rows as table
+from memgit.index.documents import is_capture_path
+from memgit.runrecord import read_coverage
+from memgit.state.lookup import Inbox, Kept, MemoryUse, TreeWalk, memories_in
+from memgit.state.processing import CoverageRow, capture_row
+from memgit.store.tree import blob_at, diff_trees, read_blob
+
+if TYPE_CHECKING:
+    from memgit.index.lexical import LexicalIndex
+
+Changes = dict[str, str | None]  # path -> its blob id in the tree asked about, None: gone
 
 
-def indexed_memory_paths(repo: pygit2.Repository, tree_id: str, memory_id: str) -> list[str] | None:
-    """Paths of ``memory_id`` in tree ``tree_id``, or None when the index cannot say.
+class IndexLookup:
+    """Answers from the derived store, corrected by the files that differ between its
+    stamp and the tree asked about. Made by memgit's commands, which may write the
+    store: when it has no usable stamp, it is refreshed first (once, when made)."""
 
-    An index stamped with another tree (commits made with git since memgit last
-    refreshed it) still answers: its paths, corrected by the memory files that
-    differ between the two trees, found by a diff that skips equal folders. A
-    changed file holds the id its name says, as for a commit's own changes."""
-    answer = _stamped_rows(repo, "SELECT path FROM memory WHERE id = ?", [memory_id])
-    if answer is None:
-        return None
-    stamp, rows = answer
-    found = [str(row[0]) for row in rows]
-    if stamp == tree_id:
-        return found
-    changed = _memories_changed(repo, stamp, tree_id)
-    if changed is None:
-        return None
-    leaf = f"/{memory_id}.md"
-    kept = [p for p in found if p not in changed]
-    added = [p for p, entry in changed.items() if entry is not None and p.endswith(leaf)]
-    return sorted({*kept, *added})
+    def __init__(self, index: LexicalIndex) -> None:
+        self.repo = index.repo
+        self.index = index
+        self.kept = Kept()
+        self._walk = TreeWalk(index.repo)
+        with self._read() as (_, stamp):
+            usable = stamp is not None
+        if not usable:
+            index.refresh()
 
+    def inbox(self, tree: pygit2.Tree) -> Inbox:
+        return self.kept.get("inbox", tree, lambda: self._inbox(tree))
 
-def indexed_memories_using(
-    repo: pygit2.Repository, tree_id: str, *, types: Collection[str], scopes: Collection[str]
-) -> list[tuple[str, str, str]] | None:
-    """(path, type, scope) of each memory of tree ``tree_id`` whose type is one of
-    ``types`` or whose scope starts with one of ``scopes``; None when the index cannot
-    say. A stale index is corrected as for ids; changed files are read (a broken one
-    is left to memgit-schemas)."""
-    conditions: list[str] = []
-    params: list[object] = []
-    if types:
-        conditions.append(f"type IN ({','.join('?' * len(types))})")
-        params += list(types)
-    for scope in scopes:
-        conditions.append("(scope = ? OR substr(scope, 1, ?) = ?)")
-        params += [scope, len(scope) + 1, f"{scope}/"]
-    if not conditions:
-        return []
-    sql = f"SELECT path, type, scope FROM memory WHERE {' OR '.join(conditions)}"
-    answer = _stamped_rows(repo, sql, params)
-    if answer is None:
-        return None
-    stamp, rows = answer
-    found = [(str(path), str(kind), str(scope)) for path, kind, scope in rows]
-    if stamp == tree_id:
-        return sorted(found)
-    changed = _memories_changed(repo, stamp, tree_id)
-    if changed is None:
-        return None
-    kept = [row for row in found if row[0] not in changed]
-    files = ((path, str(entry[0])) for path, entry in changed.items() if entry is not None)
-    return sorted(kept + memories_using(repo, files, types=types, scopes=scopes))
+    def _inbox(self, tree: pygit2.Tree) -> Inbox:
+        with self._read() as (conn, stamp):
+            inbox = self._changes(stamp, tree, INBOX_DIR)
+            runs = self._changes(stamp, tree, RUNS_DIR)
+            if inbox is None or runs is None:
+                return self._walk.inbox(tree)
+            _raise_problems(conn, tree, set(inbox) | set(runs), (INBOX_DIR, RUNS_DIR))
+            captures = {row.path: row for row in table.captures(conn) if row.path not in inbox}
+            for path, blob in inbox.items():
+                if blob is not None and is_capture_path(path):
+                    captures[path] = capture_row(path, blob, read_blob(self.repo, blob))
+            units = {unit_id for row in captures.values() for unit_id in row.supporting}
+            if not inbox and not runs:
+                coverage = table.inbox_coverage(conn)
+            else:
+                coverage = self._coverage(conn, units, runs)
+        return sorted(captures.values(), key=lambda row: row.path), coverage
 
+    def deciding(self, tree: pygit2.Tree, unit_ids: Collection[str]) -> set[tuple[str, str]]:
+        with self._read() as (conn, stamp):
+            runs = self._changes(stamp, tree, RUNS_DIR)
+            if runs is None:
+                return self._walk.deciding(tree, unit_ids)
+            _raise_problems(conn, tree, set(runs), (RUNS_DIR,))
+            rows = self._coverage(conn, set(unit_ids), runs)
+        return {(row.record, row.blob) for row in rows}
 
-def memories_using(
-    repo: pygit2.Repository,
-    files: Iterable[tuple[str, str]],
-    *,
-    types: Collection[str],
-    scopes: Collection[str],
-) -> list[tuple[str, str, str]]:
-    """(path, type, scope) of each memory file of ``files`` ((path, blob id) pairs)
-    whose type is one of ``types`` or whose top-level scope is one of ``scopes``,
-    read from the blobs (a broken file is left to memgit-schemas)."""
-    found = []
-    for path, blob in files:
-        if not path.endswith(".md"):
-            continue
+    def memory_paths(self, tree: pygit2.Tree, memory_id: str) -> list[str]:
+        with self._read() as (conn, stamp):
+            changed = self._changes(stamp, tree, MEMORIES_DIR)
+            if changed is None:
+                return self._walk.memory_paths(tree, memory_id)
+            found = [
+                str(path)
+                for (path,) in conn.execute("SELECT path FROM memory WHERE id = ?", (memory_id,))
+            ]
+        leaf = f"/{memory_id}.md"
+        kept = [path for path in found if path not in changed]
+        added = [p for p, blob in changed.items() if blob is not None and p.endswith(leaf)]
+        return sorted({*kept, *added})
+
+    def memories_using(
+        self, tree: pygit2.Tree, *, types: Collection[str], scopes: Collection[str]
+    ) -> list[MemoryUse]:
+        conditions: list[str] = []
+        params: list[object] = []
+        if types:
+            conditions.append(f"type IN ({','.join('?' * len(types))})")
+            params += list(types)
+        for scope in scopes:
+            conditions.append("(scope = ? OR substr(scope, 1, ?) = ?)")
+            params += [scope, len(scope) + 1, f"{scope}/"]
+        if not conditions:
+            return []
+        with self._read() as (conn, stamp):
+            changed = self._changes(stamp, tree, MEMORIES_DIR)
+            if changed is None:
+                return self._walk.memories_using(tree, types=types, scopes=scopes)
+            rows = conn.execute(
+                f"SELECT path, type, scope FROM memory WHERE {' OR '.join(conditions)}", params
+            ).fetchall()
+        kept = [(str(p), str(t), str(s)) for p, t, s in rows if p not in changed]
+        files = [(path, blob) for path, blob in changed.items() if blob is not None]
+        return sorted(kept + memories_in(self.repo, files, types=types, scopes=scopes))
+
+    def _coverage(
+        self, conn: sqlite3.Connection, units: Collection[str], runs: Changes
+    ) -> list[CoverageRow]:
+        """The rows for ``units``: the table's, but for the records that differ, which
+        are read from the tree."""
+        rows = [row for row in table.coverage_of(conn, units) if row.record not in runs]
+        for path, blob in sorted(runs.items()):
+            if blob is None or not path.endswith(".json"):
+                continue
+            for unit_id, decision in read_coverage(read_blob(self.repo, blob), path=path):
+                if unit_id in units:
+                    rows.append(CoverageRow(unit_id, decision, path, blob))
+        return rows
+
+    def _changes(self, stamp: str | None, tree: pygit2.Tree, top: str) -> Changes | None:
+        """The files under ``top`` that differ from the stamped tree to ``tree`` (None when
+        the stamped tree is not in the repository)."""
+        if stamp is None:
+            return None
+        if stamp == str(tree.id):
+            return {}
         try:
-            doc = read_memory(read_blob(repo, blob), path=path, blob=blob)
-        except MemgitError:
-            continue
-        if doc.type in types or doc.scope.split("/")[0] in scopes:
-            found.append((path, doc.type, doc.scope))
-    return found
-
-
-def _stamped_rows(
-    repo: pygit2.Repository, sql: str, params: list[object]
-) -> tuple[str, list[tuple[object, ...]]] | None:
-    """The tree the index is stamped with, and the rows of ``sql`` (None: no index)."""
-    path = Path(repo.path) / CACHE_DIR / INDEX_FILE
-    if not path.exists():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        try:
-            stamp = conn.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
-            if stamp is None:
-                return None
-            return str(stamp[0]), conn.execute(sql, params).fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-
-
-# The checks of one commit ask about several ids against the same two trees.
-_last_diff: dict[tuple[str, str, str], dict[str, Entry | None] | None] = {}
-
-
-def _memories_changed(
-    repo: pygit2.Repository, old_id: str, new_id: str
-) -> dict[str, Entry | None] | None:
-    """The files under memories/ that differ from tree ``old_id`` to ``new_id`` (None
-    if either tree is missing)."""
-    key = (repo.path, old_id, new_id)
-    if key not in _last_diff:
-        _last_diff.clear()
-        _last_diff[key] = _diff_memories(repo, old_id, new_id)
-    return _last_diff[key]
-
-
-def _diff_memories(
-    repo: pygit2.Repository, old_id: str, new_id: str
-) -> dict[str, Entry | None] | None:
-    trees = []
-    for tree_id in (old_id, new_id):
-        try:
-            found = repo.get(tree_id)
+            old = self.repo.get(stamp)
         except ValueError:
             return None
-        if not isinstance(found, pygit2.Tree):
+        if not isinstance(old, pygit2.Tree):
             return None
+        key = f"changes:{stamp}:{top}"
+        return self.kept.get(key, tree, lambda: _diff_folder(self.repo, old, tree, top))
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[tuple[sqlite3.Connection, str | None]]:
+        """The store's connection and stamp, in one read transaction (one snapshot)."""
+        conn = self.index.connection()
+        opened = not conn.in_transaction
+        if opened:
+            conn.execute("BEGIN")
         try:
-            folder = repo[found[MEMORIES_DIR].id]
+            row = conn.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
+            yield conn, str(row[0]) if row is not None else None
+        finally:
+            if opened:
+                conn.execute("COMMIT")
+
+
+def _diff_folder(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree, top: str) -> Changes:
+    folders = []
+    for tree in (old, new):
+        try:
+            found = repo[tree[top].id]
         except KeyError:
-            folder = None
-        trees.append(folder if isinstance(folder, pygit2.Tree) else None)
-    changes = diff_trees(repo, trees[0], trees[1])
-    return {f"{MEMORIES_DIR}/{name}": entry for name, entry in changes.items()}
+            found = None
+        folders.append(found if isinstance(found, pygit2.Tree) else None)
+    changes: Changes = {}
+    for name, entry in diff_trees(repo, folders[0], folders[1]).items():
+        is_file = entry is not None and entry[1] in (0o100644, 0o100755)
+        changes[f"{top}/{name}"] = str(entry[0]) if entry is not None and is_file else None
+    return changes
+
+
+def _raise_problems(
+    conn: sqlite3.Connection, tree: pygit2.Tree, changed: set[str], tops: tuple[str, ...]
+) -> None:
+    """A capture or run record of ``tree`` the refresh could not read is an error here,
+    as the tree walk finds it (a changed one is read again by the caller)."""
+    for path, blob, code, message in table.problems_under(conn, *tops):
+        if path not in changed and str(blob_at(tree, path)) == blob:
+            raise InvalidInputError(message, code=code, path=path)

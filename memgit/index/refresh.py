@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from memgit.constants import INBOX_DIR, MEMORIES_DIR
+from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import InvalidInputError
 from memgit.index import database as db
 from memgit.index import rows
+from memgit.index import state_rows as state_table
 from memgit.index.archive import (
     Archived,
     ArchiveLookup,
@@ -41,6 +42,8 @@ from memgit.index.documents import (
     read_memory,
 )
 from memgit.index.retired import read_retired_refs, sync_retired
+from memgit.runrecord import read_coverage
+from memgit.state.processing import capture_row_of
 from memgit.store.tree import diff_trees, read_blob
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -199,6 +202,7 @@ def apply_paths(
     A changed capture also re-indexes the turns before and after it in its
     session, whose context columns hold the changed turn's messages.
     """
+    records = sorted(path for path in paths if is_run_path(path))
     wanted = {path for path in paths if is_memory_path(path) or is_capture_path(path)}
     for path in list(wanted):
         for step in (-1, +1):
@@ -228,6 +232,7 @@ def apply_paths(
         else:
             if not fresh:
                 rows.delete_turn(conn, path)
+                state_table.delete_capture(conn, path)
                 rows.clear_problems(conn, [path])
             found = view.get(path)
             if found is None:
@@ -240,16 +245,48 @@ def apply_paths(
             turns.put(path, turn)
             before = turns.get(_sibling(path, -1))
             after = turns.get(_sibling(path, +1))
+            archived = view.archived(path)
             writer.turn(
                 turn,
                 before.messages[-1].content if before else "",
                 after.messages[0].content if after else "",
-                archived=view.archived(path),
+                archived=archived,
             )
+            if archived is None:
+                state_table.put_capture(conn, capture_row_of(turn))
     writer.flush()
+    for path in records:
+        _apply_record(conn, view, path, fresh=fresh, stats=stats)
     if progress is not None and total:
         progress("index", total, total)
     return total
+
+
+def _apply_record(
+    conn: sqlite3.Connection,
+    view: TreeView,
+    path: str,
+    *,
+    fresh: bool,
+    stats: RefreshStats | None,
+) -> None:
+    """Keep the coverage rows of the run record at ``path`` (the processing state's)."""
+    if not fresh:
+        state_table.delete_record(conn, path)
+        rows.clear_problems(conn, [path])
+    found = view.get(path)
+    if found is None:
+        return
+    try:
+        coverage = read_coverage(found[1], path=path)
+    except InvalidInputError as err:
+        _problem(conn, stats, path, found[0], err)
+        return
+    state_table.put_record(conn, path, found[0], coverage)
+
+
+def is_run_path(path: str) -> bool:
+    return path.startswith(f"{RUNS_DIR}/") and path.endswith(".json")
 
 
 def _problem(
@@ -311,10 +348,10 @@ class _TurnCache:
 def iter_tree_changes(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None
 ) -> dict[str, pygit2.Oid | None]:
-    """Paths under memories/ and inbox/ whose blobs differ between two trees,
+    """Paths under memories/, inbox/ and runs/ whose blobs differ between two trees,
     with each one's blob id in ``new`` (None where it is gone or not a file)."""
     changed: dict[str, pygit2.Oid | None] = {}
-    for top in (MEMORIES_DIR, INBOX_DIR):
+    for top in (MEMORIES_DIR, INBOX_DIR, RUNS_DIR):
         before = subtree(repo, old, top)
         after = subtree(repo, new, top)
         for path, entry in diff_trees(repo, before, after).items():

@@ -33,7 +33,7 @@ from memgit.store.identity import signatures
 from memgit.store.lock import WriterLock
 from memgit.store.repository import head_branch
 from memgit.store.tree import build_tree, read_tree
-from memgit.store.worktree import apply_to_worktree, check_untouched
+from memgit.store.worktree import check_untouched, sync_checkout
 
 MAX_ATTEMPTS = 20
 REF_LOCK_WAIT = 5.0
@@ -81,16 +81,13 @@ def publish(
     allow_unborn: bool = False,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
-    meanwhile: Callable[[pygit2.Tree], None] | None = None,
 ) -> CommitResult:
     """Apply ``plan`` to the tip of ``ref`` (the checked-out branch by default) as one
     commit; see the module docstring.
 
     ``guard`` screens the new contents before any object is written and checks
     the prepared tree before anything is published; memgit's flows pass the
-    governance checks (the same ones the pre-commit hooks run). ``meanwhile``
-    runs on the new tree once the commit is published, while the index is being
-    saved (git saves it on the other core).
+    governance checks (the same ones the pre-commit hooks run).
     """
     git_dir = Path(repo.path)
     with WriterLock(git_dir, timeout=lock_timeout) as lock:
@@ -122,7 +119,6 @@ def publish(
                     index=index,
                     attempt=attempt,
                     author_fallback=author_fallback,
-                    meanwhile=meanwhile,
                 )
             if result is not None:
                 return result
@@ -153,7 +149,6 @@ def _publish_once(
     index: GitIndex | None,
     attempt: int,
     author_fallback: tuple[str, str] | None,
-    meanwhile: Callable[[pygit2.Tree], None] | None,
 ) -> CommitResult | None:
     """Build, check and publish ``change`` on ``tip``; None when the branch moved first.
     ``index`` is the checkout's, when the branch is checked out."""
@@ -192,9 +187,7 @@ def _publish_once(
     if not moved:
         return None
     if index is not None:
-        apply_to_worktree(repo, index, tree, change.files, meanwhile=meanwhile)
-    elif meanwhile is not None:
-        meanwhile(tree)
+        sync_checkout(repo, index, tree, change.files)
     lock.write({})
     return CommitResult(
         commit=str(new),

@@ -34,7 +34,7 @@ from memgit.errors import ConflictError
 from memgit.store.gitindex import open_index
 from memgit.store.lock import WriterLock
 from memgit.store.tree import blob_at, read_blob
-from memgit.store.worktree import apply_to_worktree, working_blob
+from memgit.store.worktree import sync_checkout, working_blob
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
         if pending:
             # A failure (a git command holds the index lock) keeps the journal:
             # the next writer or reader tries again.
-            apply_to_worktree(repo, index, commit.tree, pending)
+            sync_checkout(repo, index, commit.tree, pending)
     log.info("recovered from writer %s killed while publishing %s", journal.get("pid"), new)
 
 

@@ -12,7 +12,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pygit2
@@ -111,21 +111,21 @@ def _local_edit(path: str, what: str) -> ConflictError:
     )
 
 
-def apply_to_worktree(
+def sync_checkout(
     repo: pygit2.Repository,
     index: GitIndex,
     tree: pygit2.Tree,
     changes: Mapping[str, bytes | None],
-    *,
-    meanwhile: Callable[[pygit2.Tree], None] | None = None,
 ) -> None:
-    """Start saving the new index entries, write each changed file (atomically),
-    run ``meanwhile`` on the new tree, and wait for the index.
+    """Bring the checkout from the parent to ``tree`` for the ``changes`` paths (which
+    :func:`check_untouched` proved untouched): start saving their index entries
+    through git, write each changed file (atomically), and wait for the index.
+    Entries a person staged on other paths are kept, as git itself updates them.
 
     The index update needs only blob ids, so for a large index git writes it on
-    the other core while memgit writes the files and runs ``meanwhile``.
-    Temporary files go to ``.git/memgit/tmp`` so a crash mid-write leaves nothing
-    in the working tree for ``git status`` to show.
+    the other core while memgit writes the files. Temporary files go to
+    ``.git/memgit/tmp`` so a crash mid-write leaves nothing in the working tree
+    for ``git status`` to show.
     """
     workdir = Path(repo.workdir)
     scratch = Path(repo.path) / CACHE_DIR / "tmp"
@@ -146,11 +146,7 @@ def apply_to_worktree(
             continue
         full.parent.mkdir(parents=True, exist_ok=True)
         _atomic_write(full, data, scratch)
-    try:
-        if meanwhile is not None:
-            meanwhile(tree)
-    finally:
-        index.finish_write()
+    index.finish_write()
 
 
 def _atomic_write(full: Path, data: bytes, scratch: Path) -> None:
