@@ -155,11 +155,17 @@ def run_path(run_id: str) -> str:
 
 def run_moment(record_path: str) -> float | None:
     """When the run whose record is at ``record_path`` was made (seconds since the epoch,
-    from the run id that names the file), or None for a path that names no run."""
+    from the run id that names the file), or None for a path that names no run (or no
+    real moment). Read field by field: ``strptime`` cost 30 us a record."""
     name = record_path.rsplit("/", 1)[-1].removesuffix(".json")
     if not _RUN_ID.fullmatch(name):
         return None
-    return datetime.strptime(name[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
+    year, month, day = int(name[0:4]), int(name[4:6]), int(name[6:8])
+    hour, minute, second = int(name[9:11]), int(name[11:13]), int(name[13:15])
+    try:
+        return datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp()
+    except ValueError:  # a month 13, a second 61
+        return None
 
 
 def parse_capture_path(path: str) -> tuple[str, str, int] | None:

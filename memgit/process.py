@@ -150,6 +150,7 @@ def process_inbox(
     ``index`` is the derived store: the recall index, which finds related memories
     for the Gate, and the processing state.
     """
+    index.refresh()  # the Gate's related memories need it current; the state then costs least
     lookup = IndexLookup(index)
     batches, state = pending_batches(lookup, settings)
     if backend.name == "host":

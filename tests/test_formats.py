@@ -24,6 +24,7 @@ from memgit.layout import (
     check_segment,
     memory_path,
     parse_capture_path,
+    run_moment,
     run_path,
     windows_problem,
 )
@@ -378,3 +379,17 @@ def test_capture_file_round_trips(turn: Turn) -> None:
 def test_capture_parser_raises_only_our_errors(data: str | bytes) -> None:
     with contextlib.suppress(MemgitError):
         parse_capture(data, path="inbox/x.yaml")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("runs/2026/11/20261130T100000Z-abcdef.json", 1796032800.0),
+        ("runs/2026/13/20261330T100000Z-abcdef.json", None),  # no month 13
+        ("runs/2026/11/20261130T106100Z-abcdef.json", None),  # no minute 61
+        ("runs/2026/11/not-a-run.json", None),
+    ],
+)
+def test_a_run_record_path_names_the_moment_of_its_run(path: str, expected: float | None) -> None:
+    """A forged record path naming no real moment is no run time, never a crash."""
+    assert run_moment(path) == expected

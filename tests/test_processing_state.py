@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -405,3 +406,22 @@ def test_done_before_counts_from_when_each_capture_was_processed(
     expected = sorted(path for path, when in state.done.items() if when < cutoff.timestamp())
     assert state.done_before(cutoff) == expected
     assert cpath(0) in state.done
+
+
+def test_a_processed_capture_is_one_row_of_the_store(
+    history: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the stamp, the state asks for the coverage rows of open units only: a capture
+    whose units are all decided is settled in the store, and the state is the same."""
+    refresh(history)
+    asked: list[str] = []
+    real = index_lookup.table.coverage_of
+
+    def recording(conn: sqlite3.Connection, unit_ids: Collection[str]) -> object:
+        asked.extend(unit_ids)
+        return real(conn, unit_ids)
+
+    monkeypatch.setattr(index_lookup.table, "coverage_of", recording)
+    state = assert_matches_reference(history)
+    assert unit(0) in state.processed and cpath(0) in state.done
+    assert sorted(asked) == sorted(waiting(state))  # units 4 and 6, nothing processed

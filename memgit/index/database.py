@@ -20,7 +20,7 @@ from memgit.errors import ConflictError
 from memgit.index import state_rows as state_table
 from memgit.index.tokens import FTS_TOKENIZER
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x6D656D67  # "memg"
 BUSY_TIMEOUT_MS = 60_000
 

@@ -38,11 +38,13 @@ from memgit.index.refresh import (
     is_current,
     iter_tree_changes,
     read_git_state,
+    rebuild,
     refresh,
     tree_of,
 )
 from memgit.index.retired import sync_retired
 from memgit.index.rows import delete_retired
+from memgit.store.tree import read_commit
 
 T = TypeVar("T")
 _AS_OF_REBUILD_SHARE = 0.5
@@ -133,13 +135,13 @@ class LexicalIndex:
     # -- the connection ------------------------------------------------------
 
     def connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            try:
-                self._conn, self._rebuilt_reason = db.open_database(self.path)
-            except (OSError, sqlite3.OperationalError):
-                # A read-only .git: keep a private index in memory for this process.
-                self._use_memory()
-        assert self._conn is not None
+        if self._conn is not None:
+            return self._conn
+        try:
+            self._conn, self._rebuilt_reason = db.open_database(self.path)
+        except (OSError, sqlite3.OperationalError):
+            # A read-only .git: keep a private index in memory for this process.
+            return self._use_memory()
         return self._conn
 
     def close(self) -> None:
@@ -172,18 +174,19 @@ class LexicalIndex:
                 raise
             return action()
 
-    def _use_memory(self) -> None:
+    def _use_memory(self) -> sqlite3.Connection:
         """The index file cannot be written (a read-only .git): keep a private one."""
         self.close()
         conn = db.connect(":memory:")
         db.reset_schema(conn)
         self._conn, self.in_memory = conn, True
+        return conn
 
     # -- refresh -------------------------------------------------------------
 
     def refresh(self, progress: Progress | None = None) -> RefreshStats | None:
         """Bring the committed layer in line with HEAD and the retired refs."""
-        return self._retrying(lambda: self._refresh(progress, force=False))
+        return self._retrying(lambda: self._refresh(progress))
 
     def warm(self) -> None:
         """Refresh in passing (``memgit process`` calls this once its runs are committed),
@@ -195,16 +198,16 @@ class LexicalIndex:
             return
 
     def rebuild(self, progress: Progress | None = None) -> RefreshStats:
-        stats = self._retrying(lambda: self._refresh(progress, force=True))
-        assert stats is not None
-        return stats
+        return self._retrying(
+            lambda: rebuild(self.connection(), self.repo, read_git_state(self.repo), progress)
+        )
 
-    def _refresh(self, progress: Progress | None, *, force: bool) -> RefreshStats | None:
+    def _refresh(self, progress: Progress | None) -> RefreshStats | None:
         conn = self.connection()
         state = read_git_state(self.repo)
-        if not force and is_current(conn, state):
+        if is_current(conn, state):
             return None
-        return refresh(conn, self.repo, state, progress=progress, force=force)
+        return refresh(conn, self.repo, state, progress=progress)
 
     # -- reading -------------------------------------------------------------
 
@@ -324,8 +327,7 @@ class LexicalIndex:
         target = read_git_state(self.repo, commit)
         tree = tree_of(self.repo, target.tree)
         changed = iter_tree_changes(self.repo, tree_of(self.repo, head.tree), tree)
-        head_commit = self.repo.get(head.commit) if head.commit is not None else None
-        assert head_commit is None or isinstance(head_commit, pygit2.Commit)
+        head_commit = read_commit(self.repo, head.commit) if head.commit is not None else None
         archive = archive_as_of(conn, self.repo, head_commit, commit, tree)
         have = load_archive(conn)
         moved: dict[str, Archived | None] = {path: None for path in have if path not in archive}

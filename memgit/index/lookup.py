@@ -23,8 +23,8 @@ from memgit.errors import InvalidInputError
 from memgit.index import state_rows as table
 from memgit.index.documents import is_capture_path
 from memgit.runrecord import read_coverage
-from memgit.state.lookup import Inbox, Kept, MemoryUse, TreeWalk, memories_in
-from memgit.state.processing import CoverageRow, capture_row
+from memgit.state.lookup import Kept, MemoryUse, TreeWalk, memories_in
+from memgit.state.processing import CoverageRow, Inbox, capture_row
 from memgit.store.tree import blob_at, diff_trees, read_blob
 
 if TYPE_CHECKING:
@@ -58,16 +58,27 @@ class IndexLookup:
             if inbox is None or runs is None:
                 return self._walk.inbox(tree)
             _raise_problems(conn, tree, set(inbox) | set(runs), (INBOX_DIR, RUNS_DIR))
-            captures = {row.path: row for row in table.captures(conn) if row.path not in inbox}
-            for path, blob in inbox.items():
-                if blob is not None and is_capture_path(path):
-                    captures[path] = capture_row(path, blob, read_blob(self.repo, blob))
-            units = {unit_id for row in captures.values() for unit_id in row.supporting}
-            if not inbox and not runs:
-                coverage = table.inbox_coverage(conn)
-            else:
-                coverage = self._coverage(conn, units, runs)
-        return sorted(captures.values(), key=lambda row: row.path), coverage
+            settled = table.settled_captures(conn)
+            captures = table.open_captures(conn)
+            if inbox or runs:
+                # A capture that changed, or whose units a changed record decides, is
+                # counted again from its rows; the others are as the table has them.
+                changed_rows = self._changed_rows(runs)
+                units = set(table.record_units(conn, runs)) | {r.unit_id for r in changed_rows}
+                again = table.captures_of_units(conn, units) | set(inbox)
+                settled = [c for c in settled if c.path not in again]
+                captures = [c for c in captures if c.path not in again]
+                captures += [
+                    c for c in table.captures_of(conn, again - set(inbox)) if c.path not in inbox
+                ]
+                for path, blob in inbox.items():
+                    if blob is not None and is_capture_path(path):
+                        captures.append(capture_row(path, blob, read_blob(self.repo, blob)))
+            wanted = {unit_id for row in captures for unit_id in row.supporting}
+            coverage = self._coverage(conn, wanted, runs)
+            if runs:
+                coverage += [row for row in changed_rows if row.unit_id in wanted]
+        return Inbox(sorted(captures, key=lambda row: row.path), coverage, settled)
 
     def deciding(self, tree: pygit2.Tree, unit_ids: Collection[str]) -> set[tuple[str, str]]:
         with self._read() as (conn, stamp):
@@ -75,7 +86,9 @@ class IndexLookup:
             if runs is None:
                 return self._walk.deciding(tree, unit_ids)
             _raise_problems(conn, tree, set(runs), (RUNS_DIR,))
-            rows = self._coverage(conn, set(unit_ids), runs)
+            wanted = set(unit_ids)
+            rows = self._coverage(conn, wanted, runs)
+            rows += [row for row in self._changed_rows(runs) if row.unit_id in wanted]
         return {(row.record, row.blob) for row in rows}
 
     def memory_paths(self, tree: pygit2.Tree, memory_id: str) -> list[str]:
@@ -119,15 +132,17 @@ class IndexLookup:
     def _coverage(
         self, conn: sqlite3.Connection, units: Collection[str], runs: Changes
     ) -> list[CoverageRow]:
-        """The rows for ``units``: the table's, but for the records that differ, which
-        are read from the tree."""
-        rows = [row for row in table.coverage_of(conn, units) if row.record not in runs]
+        """The table's rows for ``units``, but for the records that differ."""
+        return [row for row in table.coverage_of(conn, units) if row.record not in runs]
+
+    def _changed_rows(self, runs: Changes) -> list[CoverageRow]:
+        """Every row of the records that differ, read from the tree."""
+        rows = []
         for path, blob in sorted(runs.items()):
             if blob is None or not path.endswith(".json"):
                 continue
             for unit_id, decision in read_coverage(read_blob(self.repo, blob), path=path):
-                if unit_id in units:
-                    rows.append(CoverageRow(unit_id, decision, path, blob))
+                rows.append(CoverageRow(unit_id, decision, path, blob))
         return rows
 
     def _changes(self, stamp: str | None, tree: pygit2.Tree, top: str) -> Changes | None:

@@ -44,7 +44,7 @@ from memgit.index.documents import (
 from memgit.index.retired import read_retired_refs, sync_retired
 from memgit.runrecord import read_coverage
 from memgit.state.processing import capture_row_of
-from memgit.store.tree import diff_trees, read_blob
+from memgit.store.tree import diff_trees, read_blob, read_tree
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
@@ -211,6 +211,7 @@ def apply_paths(
                 wanted.add(neighbour)
     ordered = sorted(wanted)
     total = len(ordered)
+    touched: set[str] = set()  # units whose coverage rows changed
     turns = _TurnCache(view)
     writer = rows.BatchWriter(conn)
     for done, path in enumerate(ordered, 1):
@@ -256,7 +257,12 @@ def apply_paths(
                 state_table.put_capture(conn, capture_row_of(turn))
     writer.flush()
     for path in records:
-        _apply_record(conn, view, path, fresh=fresh, stats=stats)
+        touched.update(_apply_record(conn, view, path, fresh=fresh, stats=stats))
+    if fresh:
+        state_table.settle_all(conn)
+    else:
+        captures = (path for path in ordered if is_capture_path(path))
+        state_table.settle(conn, captures=captures, units=touched)
     if progress is not None and total:
         progress("index", total, total)
     return total
@@ -269,20 +275,23 @@ def _apply_record(
     *,
     fresh: bool,
     stats: RefreshStats | None,
-) -> None:
-    """Keep the coverage rows of the run record at ``path`` (the processing state's)."""
+) -> list[str]:
+    """Keep the coverage rows of the run record at ``path`` (the processing state's);
+    the units whose rows changed."""
+    touched = []
     if not fresh:
-        state_table.delete_record(conn, path)
+        touched = state_table.delete_record(conn, path)
         rows.clear_problems(conn, [path])
     found = view.get(path)
     if found is None:
-        return
+        return touched
     try:
         coverage = read_coverage(found[1], path=path)
     except InvalidInputError as err:
         _problem(conn, stats, path, found[0], err)
-        return
+        return touched
     state_table.put_record(conn, path, found[0], coverage)
+    return touched + [unit_id for unit_id, _ in coverage]
 
 
 def is_run_path(path: str) -> bool:
@@ -369,9 +378,7 @@ def subtree(repo: pygit2.Repository, tree: pygit2.Tree | None, name: str) -> pyg
         return None
     if entry.filemode != pygit2.enums.FileMode.TREE:
         return None
-    subtree = repo[entry.id]
-    assert isinstance(subtree, pygit2.Tree)
-    return subtree
+    return read_tree(repo, entry.id)
 
 
 def tree_of(repo: pygit2.Repository, tree_id: str | None) -> pygit2.Tree | None:
@@ -394,7 +401,6 @@ def refresh(
     state: GitState,
     *,
     progress: Progress | None = None,
-    force: bool = False,
 ) -> RefreshStats | None:
     """Make the committed layer reflect ``state``; None when it already did.
 
@@ -403,41 +409,63 @@ def refresh(
     the same change twice.
     """
     with db.write_transaction(conn):
-        if not force and is_current(conn, state):
+        if is_current(conn, state):
             return None
-        stats = RefreshStats()
-        indexed = db.get_meta(conn, "tree")
-        new_tree = tree_of(repo, state.tree)
-        if force or indexed is None or _tree_missing(repo, indexed):
-            stats.reason = "forced" if force else "no usable stamp"
-            _build(conn, repo, new_tree, stats, progress, _commit(repo, state.commit))
-        elif indexed != state.tree or db.get_meta(conn, "commit") != state.commit:
-            changed = iter_tree_changes(repo, tree_of(repo, indexed), new_tree)
-            commit = _commit(repo, state.commit)
-            moved = archive_changes(
-                conn, repo, db.get_meta(conn, "commit"), commit, new_tree, changed
-            )
-            paths = set(changed) | set(moved)
-            # (Counting rows scans the turn table: only worth it for a large change.)
-            if len(paths) > 1000 and len(paths) > _row_count(conn) * _REBUILD_SHARE:
-                stats.reason = f"{len(paths)} changed paths"
-                _build(conn, repo, new_tree, stats, progress, commit)
-            else:
-                write_changes(conn, moved)
-                view = TreeView(repo, new_tree, changed, ArchiveLookup(conn))
-                stats.paths = apply_paths(conn, view, paths, progress=progress, stats=stats)
-        if stats.full or db.get_meta(conn, "retired") != state.retired_digest:
-            stats.retired = sync_retired(conn, repo, state.retired)
-        db.set_meta(conn, "tree", state.tree)
-        db.set_meta(conn, "commit", state.commit)
-        db.set_meta(conn, "retired", state.retired_digest)
-        if stats.full:
-            if progress is not None:
-                progress("optimize", 0, 1)
-            db.optimize(conn)
-            if progress is not None:
-                progress("optimize", 1, 1)
-        return stats
+        return _update(conn, repo, state, progress, force=False)
+
+
+def rebuild(
+    conn: sqlite3.Connection,
+    repo: pygit2.Repository,
+    state: GitState,
+    progress: Progress | None = None,
+) -> RefreshStats:
+    """Build the committed layer for ``state`` from nothing, in one write transaction."""
+    with db.write_transaction(conn):
+        return _update(conn, repo, state, progress, force=True)
+
+
+def _update(
+    conn: sqlite3.Connection,
+    repo: pygit2.Repository,
+    state: GitState,
+    progress: Progress | None,
+    *,
+    force: bool,
+) -> RefreshStats:
+    """Inside the caller's transaction: bring the layer to ``state`` (rebuilt if ``force``,
+    or when it has no stamp to diff from, or most files changed)."""
+    stats = RefreshStats()
+    indexed = db.get_meta(conn, "tree")
+    new_tree = tree_of(repo, state.tree)
+    if force or indexed is None or _tree_missing(repo, indexed):
+        stats.reason = "forced" if force else "no usable stamp"
+        _build(conn, repo, new_tree, stats, progress, _commit(repo, state.commit))
+    elif indexed != state.tree or db.get_meta(conn, "commit") != state.commit:
+        changed = iter_tree_changes(repo, tree_of(repo, indexed), new_tree)
+        commit = _commit(repo, state.commit)
+        moved = archive_changes(conn, repo, db.get_meta(conn, "commit"), commit, new_tree, changed)
+        paths = set(changed) | set(moved)
+        # (Counting rows scans the turn table: only worth it for a large change.)
+        if len(paths) > 1000 and len(paths) > _row_count(conn) * _REBUILD_SHARE:
+            stats.reason = f"{len(paths)} changed paths"
+            _build(conn, repo, new_tree, stats, progress, commit)
+        else:
+            write_changes(conn, moved)
+            view = TreeView(repo, new_tree, changed, ArchiveLookup(conn))
+            stats.paths = apply_paths(conn, view, paths, progress=progress, stats=stats)
+    if stats.full or db.get_meta(conn, "retired") != state.retired_digest:
+        stats.retired = sync_retired(conn, repo, state.retired)
+    db.set_meta(conn, "tree", state.tree)
+    db.set_meta(conn, "commit", state.commit)
+    db.set_meta(conn, "retired", state.retired_digest)
+    if stats.full:
+        if progress is not None:
+            progress("optimize", 0, 1)
+        db.optimize(conn)
+        if progress is not None:
+            progress("optimize", 1, 1)
+    return stats
 
 
 def _row_count(conn: sqlite3.Connection) -> int:

@@ -3,26 +3,34 @@
 The recall index and the processing state are refreshed together, by the same
 tree diff, under the same stamp (:mod:`memgit.index.refresh`): ``capture``
 holds the inbox's captures of the stamped tree, ``unit`` their supporting
-units, and ``coverage`` the coverage rows of its run records. This module is
-the only one that writes or reads those tables.
+units, and ``coverage`` the coverage rows of its run records (with the moment
+of the run, from the record's name). A capture whose every supporting unit a
+record decided carries ``done_at``, when the last of them was decided: the
+state then takes it as one row, without its units' rows (an inbox of processed
+turns, kept for the retention period, costs little). ``done_at`` is brought up
+to date in the same transaction as the rows it follows (:func:`settle`). This
+module is the only one that writes or reads those tables.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
-from memgit.state.processing import CaptureRow, CoverageRow
+from memgit.layout import run_moment
+from memgit.state.processing import CaptureRow, CoverageRow, SettledCapture
 
 SCHEMA = """
 CREATE TABLE capture(
-    path TEXT PRIMARY KEY, blob TEXT NOT NULL, timestamp TEXT NOT NULL, units TEXT NOT NULL)
-    WITHOUT ROWID;
+    path TEXT PRIMARY KEY, blob TEXT NOT NULL, timestamp TEXT NOT NULL, units TEXT NOT NULL,
+    done_at REAL) WITHOUT ROWID;
+CREATE INDEX capture_open ON capture(done_at);
 CREATE TABLE unit(unit_id TEXT NOT NULL, capture TEXT NOT NULL);
 CREATE INDEX unit_by_id ON unit(unit_id);
 CREATE INDEX unit_by_capture ON unit(capture);
 CREATE TABLE coverage(
-    record TEXT NOT NULL, blob TEXT NOT NULL, unit_id TEXT NOT NULL, decision TEXT NOT NULL);
+    record TEXT NOT NULL, blob TEXT NOT NULL, unit_id TEXT NOT NULL, decision TEXT NOT NULL,
+    moment REAL);
 CREATE INDEX coverage_by_unit ON coverage(unit_id);
 CREATE INDEX coverage_by_record ON coverage(record);
 """
@@ -32,7 +40,7 @@ _CHUNK = 500
 
 def put_capture(conn: sqlite3.Connection, row: CaptureRow) -> None:
     conn.execute(
-        "INSERT OR REPLACE INTO capture VALUES (?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO capture VALUES (?, ?, ?, ?, NULL)",
         (row.path, row.blob, row.timestamp, " ".join(row.supporting)),
     )
     conn.executemany("INSERT INTO unit VALUES (?, ?)", [(u, row.path) for u in row.supporting])
@@ -46,34 +54,117 @@ def delete_capture(conn: sqlite3.Connection, path: str) -> None:
 def put_record(
     conn: sqlite3.Connection, path: str, blob: str, rows: Sequence[tuple[str, str]]
 ) -> None:
+    moment = run_moment(path)
     conn.executemany(
-        "INSERT INTO coverage VALUES (?, ?, ?, ?)",
-        [(path, blob, unit_id, decision) for unit_id, decision in rows],
+        "INSERT INTO coverage VALUES (?, ?, ?, ?, ?)",
+        [(path, blob, unit_id, decision, moment) for unit_id, decision in rows],
     )
 
 
-def delete_record(conn: sqlite3.Connection, path: str) -> None:
+def delete_record(conn: sqlite3.Connection, path: str) -> list[str]:
+    """Remove the record's rows; the units they were for."""
+    units = record_units(conn, [path])
     conn.execute("DELETE FROM coverage WHERE record = ?", (path,))
+    return units
 
 
-def captures(conn: sqlite3.Connection) -> list[CaptureRow]:
+def record_units(conn: sqlite3.Connection, records: Iterable[str]) -> list[str]:
+    """The units the table's rows of these records are for."""
+    found: list[str] = []
+    wanted = sorted(records)
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        found += [
+            str(unit_id)
+            for (unit_id,) in conn.execute(
+                f"SELECT unit_id FROM coverage WHERE record IN ({marks})", chunk
+            )
+        ]
+    return found
+
+
+def settle(
+    conn: sqlite3.Connection, *, captures: Iterable[str] = (), units: Iterable[str] = ()
+) -> None:
+    """Work ``done_at`` out again for these captures and the captures of these units
+    (inside the caller's transaction): when the last of its units was first decided
+    (infinity for a run with no moment: it never expires), NULL while one is open. A
+    capture with no supporting unit stays NULL: the state gives it its own time."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched(path TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("DELETE FROM temp.touched")
+    conn.executemany("INSERT OR IGNORE INTO temp.touched VALUES (?)", ((p,) for p in captures))
+    conn.executemany(
+        "INSERT OR IGNORE INTO temp.touched SELECT capture FROM unit WHERE unit_id = ?",
+        ((u,) for u in units),
+    )
+    _settle_where(conn, "path IN (SELECT path FROM temp.touched)")
+
+
+def settle_all(conn: sqlite3.Connection) -> None:
+    _settle_where(conn, "1")
+
+
+def _settle_where(conn: sqlite3.Connection, where: str) -> None:
+    conn.execute(
+        "UPDATE capture SET done_at = ("
+        " SELECT CASE WHEN count(*) > 0 AND count(decided) = count(*) THEN max(decided) END"
+        " FROM (SELECT (SELECT min(coalesce(v.moment, 9e999)) FROM coverage AS v"
+        "   WHERE v.unit_id = u.unit_id AND v.decision != 'DEFERRED') AS decided"
+        "   FROM unit AS u WHERE u.capture = capture.path))"
+        f" WHERE {where}"
+    )
+
+
+def open_captures(conn: sqlite3.Connection) -> list[CaptureRow]:
+    """The captures not settled: with a unit still open, or none to decide."""
     return [
         CaptureRow(path, blob, timestamp, tuple(units.split()))
         for path, blob, timestamp, units in conn.execute(
-            "SELECT path, blob, timestamp, units FROM capture"
+            "SELECT path, blob, timestamp, units FROM capture WHERE done_at IS NULL"
         )
     ]
 
 
-def inbox_coverage(conn: sqlite3.Connection) -> list[CoverageRow]:
-    """Every coverage row for a supporting unit of a capture in the table."""
+def settled_captures(conn: sqlite3.Connection) -> list[SettledCapture]:
     return [
-        CoverageRow(*row)
-        for row in conn.execute(
-            "SELECT v.unit_id, v.decision, v.record, v.blob FROM coverage AS v "
-            "WHERE v.unit_id IN (SELECT unit_id FROM unit)"
+        SettledCapture(path, done_at, tuple(units.split()))
+        for path, done_at, units in conn.execute(
+            "SELECT path, done_at, units FROM capture WHERE done_at IS NOT NULL"
         )
     ]
+
+
+def captures_of(conn: sqlite3.Connection, paths: Collection[str]) -> list[CaptureRow]:
+    """The rows of these captures (the table's, settled or not)."""
+    found: list[CaptureRow] = []
+    wanted = sorted(paths)
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        found += [
+            CaptureRow(path, blob, timestamp, tuple(units.split()))
+            for path, blob, timestamp, units in conn.execute(
+                f"SELECT path, blob, timestamp, units FROM capture WHERE path IN ({marks})", chunk
+            )
+        ]
+    return found
+
+
+def captures_of_units(conn: sqlite3.Connection, unit_ids: Collection[str]) -> set[str]:
+    """The captures these units are of."""
+    found: set[str] = set()
+    wanted = sorted(unit_ids)
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            str(path)
+            for (path,) in conn.execute(
+                f"SELECT capture FROM unit WHERE unit_id IN ({marks})", chunk
+            )
+        )
+    return found
 
 
 def coverage_of(conn: sqlite3.Connection, unit_ids: Collection[str]) -> list[CoverageRow]:

@@ -27,11 +27,10 @@ from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError
 from memgit.index.documents import is_capture_path, read_memory
 from memgit.runrecord import read_coverage
-from memgit.state.processing import CaptureRow, CoverageRow, capture_row
+from memgit.state.processing import CoverageRow, Inbox, capture_row
 from memgit.store.tree import iter_blobs, read_blob
 
 T = TypeVar("T")
-Inbox = tuple[list[CaptureRow], list[CoverageRow]]
 MemoryUse = tuple[str, str, str]  # (path, type, scope)
 _KEPT_TREES = 4
 
@@ -58,8 +57,8 @@ class Lookup(Protocol):
     kept: Kept  # answers for the last few trees, by question
 
     def inbox(self, tree: pygit2.Tree) -> Inbox:
-        """The captures of the tree's inbox, and the coverage rows of its run records for
-        their supporting units."""
+        """The captures of the tree's inbox, with the coverage rows of its run records for
+        their supporting units (or known to be settled)."""
 
     def deciding(self, tree: pygit2.Tree, unit_ids: Collection[str]) -> set[tuple[str, str]]:
         """(path, blob id) of each run record in the tree with a row for one of ``unit_ids``."""
@@ -110,7 +109,7 @@ class TreeWalk:
                 if is_capture_path(path)
             ]
             units = {unit_id for capture in captures for unit_id in capture.supporting}
-            return captures, [row for row in self._records(tree) if row.unit_id in units]
+            return Inbox(captures, [row for row in self._records(tree) if row.unit_id in units])
 
         return self.kept.get("inbox", tree, walk)
 

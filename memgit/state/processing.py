@@ -45,6 +45,15 @@ class CaptureRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SettledCapture:
+    """A capture whose every supporting unit a run decided: all the state needs of it."""
+
+    path: str
+    done_at: float  # when the last of its units was first decided (inf: a run with no time)
+    supporting: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CoverageRow:
     """One coverage row of a run record: what a run decided for one unit."""
 
@@ -52,6 +61,16 @@ class CoverageRow:
     decision: str
     record: str  # the record's path
     blob: str  # the record's blob id
+
+
+@dataclass(frozen=True, slots=True)
+class Inbox:
+    """What a lookup gives of a tree's inbox: captures to count (with the coverage rows
+    for their supporting units), and captures already known to be settled."""
+
+    captures: list[CaptureRow]
+    coverage: list[CoverageRow]
+    settled: list[SettledCapture] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,11 +124,11 @@ def processing_state(
 
 
 def _state(lookup: Lookup, tree: pygit2.Tree, max_deferrals: int) -> ProcessingState:
-    captures, coverage = lookup.inbox(tree)
-    processed: set[str] = set()
+    inbox = lookup.inbox(tree)
+    processed: set[str] = {unit_id for c in inbox.settled for unit_id in c.supporting}
     deferred: Counter[str] = Counter()
     decided_at: dict[str, float] = {}  # unit -> when the first run deciding it was made
-    for row in coverage:
+    for row in inbox.coverage:
         if row.decision == "DEFERRED":
             deferred[row.unit_id] += 1
             continue
@@ -119,8 +138,8 @@ def _state(lookup: Lookup, tree: pygit2.Tree, max_deferrals: int) -> ProcessingS
             decided_at[row.unit_id] = when
     pending: list[PendingCapture] = []
     stuck: list[str] = []
-    done: dict[str, float] = {}
-    for capture in captures:
+    done = {capture.path: capture.done_at for capture in inbox.settled}
+    for capture in inbox.captures:
         waiting = [unit_id for unit_id in capture.supporting if unit_id not in processed]
         too_often = [u for u in waiting if deferred[u] >= max_deferrals]
         stuck += too_often

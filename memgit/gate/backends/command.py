@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from memgit.errors import BackendError, InvalidInputError, quote_foreign
 from memgit.gate.prompt import GateRequest
@@ -118,15 +118,15 @@ def _communicate(
     ``subprocess.run(capture_output=True)`` kept everything a program wrote until it
     exited: a Gate writing forever grew memgit to gigabytes before any limit applied.
     """
-    assert process.stdin is not None and process.stdout is not None
-    assert process.stderr is not None
+    # Popen(stdin=PIPE, stdout=PIPE, stderr=PIPE) opened all three.
+    stdin, stdout, stderr = cast(IO[bytes], process.stdin), process.stdout, process.stderr
     deadline = time.monotonic() + timeout
-    feeder = threading.Thread(target=_feed, args=(process.stdin, prompt), daemon=True)
+    feeder = threading.Thread(target=_feed, args=(stdin, prompt), daemon=True)
     feeder.start()
     output = {"stdout": bytearray(), "stderr": bytearray()}
     with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ, "stdout")
-        selector.register(process.stderr, selectors.EVENT_READ, "stderr")
+        selector.register(cast(IO[bytes], stdout), selectors.EVENT_READ, "stdout")
+        selector.register(cast(IO[bytes], stderr), selectors.EVENT_READ, "stderr")
         while selector.get_map():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -145,8 +145,8 @@ def _communicate(
     except subprocess.TimeoutExpired:
         raise _Stopped(None) from None
     feeder.join()
-    process.stdout.close()
-    process.stderr.close()
+    cast(IO[bytes], stdout).close()
+    cast(IO[bytes], stderr).close()
     return bytes(output["stdout"]), bytes(output["stderr"])
 
 

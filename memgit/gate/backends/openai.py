@@ -43,16 +43,10 @@ class OpenAIBackend:
     def from_config(cls, config: Mapping[str, Any]) -> OpenAIBackend:
         base_url = config.get("base_url")
         model = config.get("model")
-        for key, value in (("base_url", base_url), ("model", model)):
-            if not isinstance(value, str) or not value:
-                raise InvalidInputError(
-                    f"the openai backend needs gate.{key}",
-                    code="backend-config",
-                    path="memgit.yaml",
-                    field=f"gate.{key}",
-                    hint="see docs/gate.md#openai",
-                )
-        assert isinstance(base_url, str) and isinstance(model, str)
+        if not isinstance(base_url, str) or not base_url:
+            raise _needs("base_url")
+        if not isinstance(model, str) or not model:
+            raise _needs("model")
         if not base_url.startswith(("http://", "https://")):
             raise InvalidInputError(
                 f"gate.base_url must start with http:// or https://, not {base_url[:40]!r}",
@@ -208,3 +202,13 @@ def _error_detail(data: bytes) -> str:
 def _optional_str(config: Mapping[str, Any], key: str) -> str | None:
     value = config.get(key)
     return value if isinstance(value, str) and value else None
+
+
+def _needs(key: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"the openai backend needs gate.{key}",
+        code="backend-config",
+        path="memgit.yaml",
+        field=f"gate.{key}",
+        hint="see docs/gate.md#openai",
+    )
