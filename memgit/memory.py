@@ -78,11 +78,12 @@ class Supersedes:
 class Memory:
     """A memory, however it was read: strictly by :func:`parse_memory` (hooks, runs),
     fast by :func:`memgit.index.documents.read_memory` (the index, which may lack
-    ``created``/``updated``), or back from the index's rows (no body, origin or
-    author: recall reads the blob when it needs the body).
+    ``created``/``updated``), or back from the index's rows (no body, origin, author
+    or source offsets: recall reads the blob when it needs the body).
 
-    ``file`` and ``blob`` are where the index read it; a memory built to be written
-    has neither, and its :attr:`path` is where it belongs.
+    ``file`` and ``blob`` are where the index read it. The strict parser sets
+    neither, nor does a memory built to be written: their :attr:`path` is where
+    the scope and id say the file belongs, which the hooks compare with where it is.
     """
 
     id: str

@@ -20,6 +20,8 @@ ROLES = ("user", "assistant", "tool")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
+    """One message of a turn (read back from the index's rows: no content)."""
+
     role: str
     content: str
     name: str | None = None
@@ -36,8 +38,9 @@ class Turn:
 
     Read strictly by :func:`parse_capture` (capture, hooks, runs) or fast by
     :func:`memgit.index.documents.read_capture` (the index, which sets ``file``
-    and ``blob``: where it read the turn). Rows read back from the index hold no
-    messages.
+    and ``blob``: where it read the turn; the strict parser sets neither, so its
+    :attr:`path` is where the file belongs). Rows read back from the index hold
+    no messages.
     """
 
     source: str
@@ -53,11 +56,9 @@ class Turn:
     @property
     def path(self) -> str:
         """The file it was read from, else the one its source, session and seq name."""
-        return (
-            self.file
-            if self.file is not None
-            else capture_path(self.source, self.session, self.seq)
-        )
+        if self.file is not None:
+            return self.file
+        return capture_path(self.source, self.session, self.seq)
 
     @property
     def key(self) -> str:
