@@ -202,6 +202,16 @@ def test_the_index_reads_a_memory_as_the_strict_parser_does(
     )
 
 
+def test_the_index_reads_past_fields_recall_does_not_use() -> None:
+    """A wrong origin, author or source offset is the hooks' business: the index still
+    reads the memory (and leaves those fields out)."""
+    source = "[{capture: inbox/a.yaml, unit: u, quote: q, blob: b, start: one}]"
+    text = _memory_text(origin="5", author="[x]", sources=source)
+    path = "memories/user/k3/k3v9x2m7q1ab.md"
+    memory = read_memory(text.encode("utf-8"), path=path, blob="0" * 40)
+    assert (memory.origin, memory.author, memory.sources[0].start) == ("memgit", None, None)
+
+
 @FUZZ
 @given(st.text(max_size=300) | st.binary(max_size=300))
 def test_memory_parser_raises_only_our_errors(data: str | bytes) -> None:

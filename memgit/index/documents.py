@@ -59,6 +59,7 @@ def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
     tags = front.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
         raise _field_error(path, "tags", "a list of strings")
+    origin, author = front.get("origin"), front.get("author")
     return Memory(
         file=path,
         blob=blob,
@@ -70,8 +71,8 @@ def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
         tags=tuple(tags),
         created=_optional_text(front, "created", where),
         updated=_optional_text(front, "updated", where),
-        origin=_optional_text(front, "origin", where) or "memgit",
-        author=_optional_text(front, "author", where),
+        origin=origin if isinstance(origin, str) else "memgit",
+        author=author if isinstance(author, str) else None,
         sources=tuple(_iter_sources(front.get("sources"), path)),
         supersedes=tuple(_iter_supersedes(front.get("supersedes"), path)),
     )
