@@ -193,8 +193,8 @@ def _read(turns: Any, ids: dict[tuple[str, int], str]) -> tuple[str | None, ...]
     """Dialogue ids in reading order, each turn once."""
     seen: set[tuple[str, int]] = set()
     found = []
-    for turn in turns:
-        key = (turn.session, turn.seq)
+    for hit in turns:
+        key = (hit.turn.session, hit.turn.seq)
         if key not in seen:
             seen.add(key)
             found.append(ids.get(key))

@@ -7,12 +7,10 @@ and cut-short observations are context, never evidence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.capture.turn import Message, Turn
-from memgit.index.documents import MessageDoc, TurnDoc
+from memgit.capture.turn import Turn
 from memgit.index.tokens import CJK_RUN, STOP_WORDS, iter_query_words
 
 # A quote must carry a claim: "I" or "ok" can be found in nearly any message, and a
@@ -51,7 +49,7 @@ class EvidenceUnit:
         return data
 
 
-def unit_id(turn: Turn | TurnDoc, index: int) -> str:
+def unit_id(turn: Turn, index: int) -> str:
     """``source/session/seq#index``: derived from the capture, so it never changes."""
     return f"{turn.key}#{index}"
 
@@ -62,8 +60,7 @@ def can_support(role: str, text: str, complete: bool | None) -> bool:
     return role == "user" or (role == "tool" and complete is True)
 
 
-def units_of(turn: Turn | TurnDoc, *, capture: str, blob: str) -> list[EvidenceUnit]:
-    messages: Sequence[Message | MessageDoc] = turn.messages
+def units_of(turn: Turn, *, capture: str, blob: str) -> list[EvidenceUnit]:
     return [
         EvidenceUnit(
             id=unit_id(turn, index),
@@ -77,7 +74,7 @@ def units_of(turn: Turn | TurnDoc, *, capture: str, blob: str) -> list[EvidenceU
             timestamp=turn.timestamp,
             thread=turn.thread,
         )
-        for index, message in enumerate(messages)
+        for index, message in enumerate(turn.messages)
     ]
 
 

@@ -15,7 +15,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from itertools import accumulate
 from typing import Any
 
@@ -89,6 +89,23 @@ def parse_json(data: bytes | str, *, source: str) -> Any:
 def render_json(value: Any) -> str:
     """Canonical JSON text: two-space indent, UTF-8 as is, keys in the caller's order."""
     return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def json_fields(value: Any, *names: str) -> dict[str, Any]:
+    """The named attributes (by default every field) of a frozen dataclass value as
+    JSON data, in that order: the one serialiser of memgit's values, so that a value
+    nested in another (a memory in a recall hit) renders the same everywhere. Tuples
+    become lists, values with a ``to_dict`` their dicts."""
+    names = names or tuple(field.name for field in fields(value))
+    return {name: _plain(getattr(value, name)) for name in names}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value.to_dict() if hasattr(value, "to_dict") else value
 
 
 def json_path(parts: Iterable[str | int]) -> str:

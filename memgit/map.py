@@ -13,30 +13,12 @@ from typing import Any
 from memgit.index.lexical import LexicalIndex, Snapshot
 from memgit.index.overview import read_overview
 from memgit.index.refresh import Progress
+from memgit.memory import Memory
 
 MAX_LIST = 50
 MAX_RECENT = 100
 MAX_TERMS = 100
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecentMemory:
-    id: str
-    title: str
-    type: str
-    scope: str
-    updated: str | None
-    path: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "type": self.type,
-            "scope": self.scope,
-            "updated": self.updated,
-            "path": self.path,
-        }
+_RECENT_KEYS = ("id", "title", "type", "scope", "updated", "path")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +33,7 @@ class RepoMap:
     more_scopes: int
     types: tuple[tuple[str, int], ...]
     more_types: int
-    recent: tuple[RecentMemory, ...]
+    recent: tuple[Memory, ...]  # as the index holds them: no body
     terms: tuple[tuple[str, int], ...]
     commit: str | None
 
@@ -66,7 +48,7 @@ class RepoMap:
             "more_scopes": self.more_scopes,
             "types": [{"type": name, "memories": count} for name, count in self.types],
             "more_types": self.more_types,
-            "recent": [memory.to_dict() for memory in self.recent],
+            "recent": [memory.to_dict(*_RECENT_KEYS) for memory in self.recent],
             "terms": [{"term": term, "memories": count} for term, count in self.terms],
         }
 
@@ -92,7 +74,7 @@ def _collect(snap: Snapshot, recent: int, terms: int) -> RepoMap:
         types=tuple(found.types[:MAX_LIST]),
         more_types=max(0, len(found.types) - MAX_LIST),
         recent=tuple(
-            RecentMemory(id=r[0], title=r[1], type=r[2], scope=r[3], updated=r[4], path=r[5])
+            Memory(id=r[0], title=r[1], type=r[2], scope=r[3], body="", updated=r[4], file=r[5])
             for r in found.recent
         ),
         terms=tuple(found.terms),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from memgit.errors import InvalidInputError
+from memgit.jsonio import json_fields
 from memgit.layout import memory_path
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import join_front_matter, split_front_matter
@@ -32,6 +33,7 @@ FIELD_ORDER = (
     "supersedes",
     "sources",
 )
+_OMITTED_WHEN_EMPTY = ("tags", "supersedes")
 
 
 def new_memory_id(seed: bytes | None = None) -> str:
@@ -57,17 +59,8 @@ class Source:
     end: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "capture": self.capture,
-            "unit": self.unit,
-            "quote": self.quote,
-            "blob": self.blob,
-        }
-        if self.start is not None:
-            data["start"] = self.start
-        if self.end is not None:
-            data["end"] = self.end
-        return data
+        data = json_fields(self, "capture", "unit", "quote", "blob", "start", "end")
+        return {key: value for key, value in data.items() if value is not None}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,43 +70,53 @@ class Supersedes:
     id: str
     commit: str
 
+    def to_dict(self) -> dict[str, Any]:
+        return json_fields(self, "id", "commit")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Memory:
+    """A memory, however it was read: strictly by :func:`parse_memory` (hooks, runs),
+    fast by :func:`memgit.index.documents.read_memory` (the index, which may lack
+    ``created``/``updated``), or back from the index's rows (no body, origin, author
+    or source offsets: recall reads the blob when it needs the body).
+
+    ``file`` and ``blob`` are where the index read it. The strict parser sets
+    neither, nor does a memory built to be written: their :attr:`path` is where
+    the scope and id say the file belongs, which the hooks compare with where it is.
+    """
+
     id: str
     type: str
     scope: str
     title: str
     body: str
-    created: str
-    updated: str
+    created: str | None = None
+    updated: str | None = None
     origin: str = "memgit"
     status: str = "active"
     author: str | None = None
     tags: tuple[str, ...] = ()
     supersedes: tuple[Supersedes, ...] = ()
-    sources: tuple[Source, ...] = field(default_factory=tuple)
+    sources: tuple[Source, ...] = ()
+    file: str | None = None
+    blob: str | None = None
 
     @property
     def path(self) -> str:
-        return memory_path(self.scope, self.id)
+        """The file it was read from, else the one its scope and id name."""
+        return self.file if self.file is not None else memory_path(self.scope, self.id)
+
+    def to_dict(self, *names: str) -> dict[str, Any]:
+        """The fields ``names`` lists (by default the front matter's) as JSON data."""
+        return json_fields(self, *(names or FIELD_ORDER))
 
     def front_matter(self) -> dict[str, Any]:
-        values: dict[str, Any] = {
-            "id": self.id,
-            "type": self.type,
-            "scope": self.scope,
-            "title": self.title,
-            "status": self.status,
-            "tags": list(self.tags) or None,
-            "created": self.created,
-            "updated": self.updated,
-            "origin": self.origin,
-            "author": self.author,
-            "supersedes": [{"id": s.id, "commit": s.commit} for s in self.supersedes] or None,
-            "sources": [source.to_dict() for source in self.sources],
+        return {
+            key: value
+            for key, value in self.to_dict().items()
+            if value is not None and (value or key not in _OMITTED_WHEN_EMPTY)
         }
-        return {key: values[key] for key in FIELD_ORDER if values[key] is not None}
 
 
 def render_memory(memory: Memory) -> str:

@@ -10,28 +10,78 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memgit.memory import Source
+from memgit.capture.turn import Message, Turn
+from memgit.jsonio import json_fields
+from memgit.memory import Memory, Source
+
+# The keys of a memory hit and of a turn hit, in the order --json prints them.
+_MEMORY_HIT_KEYS = (
+    "id",
+    "type",
+    "scope",
+    "title",
+    "status",
+    "score",
+    "matched_terms",
+    "snippet",
+    "path",
+    "commit",
+    "uncommitted",
+    "tags",
+    "updated",
+    "sources",
+    "source_turns",
+    "superseded_by",
+)
+_TURN_HIT_KEYS = (
+    "capture",
+    "source",
+    "session",
+    "seq",
+    "message",
+    "role",
+    "name",
+    "score",
+    "matched_terms",
+    "context_terms",
+    "snippet",
+    "timestamp",
+    "thread",
+    "blob",
+    "uncommitted",
+    "archived",
+    "removed_in",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceEvidence:
     """One source of a memory: the quote, and with ``--evidence`` the captured turn."""
 
-    capture: str
-    unit: str
-    quote: str
-    blob: str
-    turn: dict[str, Any] | None = None
+    source: Source
+    turn: Turn | None = None
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        source = Source(capture=self.capture, unit=self.unit, quote=self.quote, blob=self.blob)
-        data = source.to_dict()
+        data = self.source.to_dict()
         if self.turn is not None or self.error is not None:
-            data["turn"] = self.turn
+            data["turn"] = _evidence_turn(self.turn) if self.turn is not None else None
         if self.error is not None:
             data["error"] = self.error
         return data
+
+
+def _evidence_turn(turn: Turn) -> dict[str, Any]:
+    """The turn as ``--evidence`` shows it: ``thread`` even when null, and each message's
+    role, content and name, without ``complete`` (unlike the capture file)."""
+    data = json_fields(turn, "source", "session", "seq", "timestamp", "thread")
+    data["messages"] = [_evidence_message(message) for message in turn.messages]
+    return data
+
+
+def _evidence_message(message: Message) -> dict[str, Any]:
+    names = ("role", "content", "name") if message.name else ("role", "content")
+    return json_fields(message, *names)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,136 +94,103 @@ class Successor:
     active: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "path": self.path, "active": self.active}
+        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryHit:
-    id: str
-    type: str
-    scope: str
-    title: str
-    snippet: str
+    """A memory recall found (as the index holds it: no body), and why and where.
+
+    ``commit`` is the commit that last changed its file (None while uncommitted);
+    ``sources`` its sources with their turns when asked; ``source_turns`` the
+    captured turns its sources quote, live or archived, found in the index: the
+    memory and these are one hit group (docs/recall.md, "Hit groups").
+    """
+
+    memory: Memory
     score: float
     matched_terms: tuple[str, ...]
-    path: str
+    snippet: str
     commit: str | None
     uncommitted: bool = False
-    status: str = "active"
-    tags: tuple[str, ...] = ()
-    updated: str | None = None
+    retired: bool = False
     sources: tuple[SourceEvidence, ...] = ()
     superseded_by: Successor | None = None
-    # The captured turns its sources quote, live or archived, found in the index: the
-    # memory and these are one hit group (docs/recall.md, "Hit groups").
     source_turns: tuple[TurnHit, ...] = ()
 
+    @property
+    def status(self) -> str:
+        return "retired" if self.retired else "active"
+
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "type": self.type,
-            "scope": self.scope,
-            "title": self.title,
-            "status": self.status,
-            "score": round(self.score, 4),
-            "matched_terms": list(self.matched_terms),
-            "snippet": self.snippet,
-            "path": self.path,
-            "commit": self.commit,
-            "uncommitted": self.uncommitted,
-            "tags": list(self.tags),
-            "updated": self.updated,
-            "sources": [source.to_dict() for source in self.sources],
-            "source_turns": [turn.to_dict() for turn in self.source_turns],
-        }
-        if self.status != "active":
-            data["superseded_by"] = self.superseded_by.to_dict() if self.superseded_by else None
-        return data
+        data = self.memory.to_dict("id", "type", "scope", "title", "path", "tags", "updated")
+        data |= json_fields(self, "status", "matched_terms", "snippet", "commit", "uncommitted")
+        data |= json_fields(self, "sources", "source_turns", "superseded_by")
+        data["score"] = round(self.score, 4)
+        if not self.retired:
+            del data["superseded_by"]
+        return {key: data[key] for key in _MEMORY_HIT_KEYS if key in data}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnHit:
     """One message of a captured turn: raw evidence, not a memory.
 
-    ``matched_terms`` are query terms in the message itself (or its speaker or
-    tool name); ``context_terms`` those found only in the messages just before
-    or after it, which also count towards its rank. ``removed_in`` is the commit
-    that removed an archived capture from the inbox (None while it is in the tree).
+    ``turn`` is the turn as the index holds it (no messages), ``index`` the
+    message's place in the capture file and ``message`` its role and name (no
+    content: ``snippet`` shows it). ``matched_terms`` are query terms in the
+    message itself (or its speaker or tool name); ``context_terms`` those found
+    only in the messages just before or after it, which also count towards its
+    rank. ``removed_in`` is the commit that removed an archived capture from the
+    inbox (None while it is in the tree).
     """
 
-    capture: str
-    source: str
-    session: str
-    seq: int
-    message: int
-    role: str
-    name: str | None
+    turn: Turn
+    index: int
+    message: Message
     snippet: str
     score: float
     matched_terms: tuple[str, ...]
-    timestamp: str
-    thread: str | None
-    blob: str
     uncommitted: bool = False
     context_terms: tuple[str, ...] = ()
     removed_in: str | None = None
+
+    @property
+    def capture(self) -> str:
+        return self.turn.path
 
     @property
     def archived(self) -> bool:
         return self.removed_in is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "capture": self.capture,
-            "source": self.source,
-            "session": self.session,
-            "seq": self.seq,
-            "message": self.message,
-            "role": self.role,
-            "name": self.name,
-            "score": round(self.score, 4),
-            "matched_terms": list(self.matched_terms),
-            "context_terms": list(self.context_terms),
-            "snippet": self.snippet,
-            "timestamp": self.timestamp,
-            "thread": self.thread,
-            "blob": self.blob,
-            "uncommitted": self.uncommitted,
-            "archived": self.archived,
-            "removed_in": self.removed_in,
-        }
+        data = json_fields(self.turn, "source", "session", "seq", "timestamp", "thread", "blob")
+        data |= json_fields(self.message, "role", "name")
+        data |= json_fields(self, "capture", "matched_terms", "context_terms", "snippet")
+        data |= json_fields(self, "uncommitted", "archived", "removed_in")
+        data |= {"message": self.index, "score": round(self.score, 4)}
+        return {key: data[key] for key in _TURN_HIT_KEYS}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HiddenMatch:
     """A memory that matched but was left out by ``--scope`` or ``--type``."""
 
-    id: str
-    title: str
-    scope: str
-    type: str
+    memory: Memory
     score: float
     hidden_by: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "scope": self.scope,
-            "type": self.type,
-            "score": round(self.score, 4),
-            "hidden_by": list(self.hidden_by),
-        }
+        data = self.memory.to_dict("id", "title", "scope", "type")
+        return data | {"score": round(self.score, 4), "hidden_by": list(self.hidden_by)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetiredMatch:
-    """A retired memory that matched: superseded (with its successor) or retracted."""
+    """A retired memory that matched: superseded (with its successor) or retracted;
+    ``ref`` is its retired ref and ``commit`` the last commit in which it was active."""
 
-    id: str
-    title: str
-    scope: str
-    type: str
+    memory: Memory
     score: float
     matched_terms: tuple[str, ...]
     ref: str
@@ -185,18 +202,11 @@ class RetiredMatch:
         return self.superseded_by is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "scope": self.scope,
-            "type": self.type,
-            "score": round(self.score, 4),
-            "matched_terms": list(self.matched_terms),
-            "ref": self.ref,
-            "commit": self.commit,
-            "superseded_by": self.superseded_by.to_dict() if self.superseded_by else None,
-            "retracted": self.retracted,
-        }
+        data = self.memory.to_dict("id", "title", "scope", "type")
+        data["score"] = round(self.score, 4)
+        return data | json_fields(
+            self, "matched_terms", "ref", "commit", "superseded_by", "retracted"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,7 +218,7 @@ class FileProblem:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "code": self.code, "message": self.message}
+        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,22 +241,7 @@ class Trace:
     index: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "terms": list(self.terms),
-            "stop_words": list(self.stop_words),
-            "dropped_terms": self.dropped_terms,
-            "unknown_terms": list(self.unknown_terms),
-            "term_locations": {term: list(where) for term, where in self.term_locations.items()},
-            "hidden": [match.to_dict() for match in self.hidden],
-            "hidden_total": self.hidden_total,
-            "retired": [match.to_dict() for match in self.retired],
-            "excluded_memories": list(self.excluded_memories),
-            "excluded_turns": self.excluded_turns,
-            "archived_turns": self.archived_turns,
-            "problems": [problem.to_dict() for problem in self.problems],
-            "problems_total": self.problems_total,
-            "index": self.index,
-        }
+        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -261,12 +256,16 @@ class Ranked:
 
     def to_dict(self, pack: EvidencePack) -> dict[str, Any]:
         if self.kind == "memory":
-            return {"kind": "memory", "id": pack.memories[self.index].id, "score": self.rounded}
+            return {
+                "kind": "memory",
+                "id": pack.memories[self.index].memory.id,
+                "score": self.rounded,
+            }
         turn = pack.turns[self.index]
         return {
             "kind": "turn",
             "capture": turn.capture,
-            "message": turn.message,
+            "message": turn.index,
             "score": self.rounded,
         }
 

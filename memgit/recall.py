@@ -16,6 +16,7 @@ from typing import Any
 
 import pygit2
 
+from memgit.capture.turn import Turn
 from memgit.constants import MAX_RECALL_K, MAX_SEQ
 from memgit.errors import InvalidInputError, UsageError
 from memgit.index import search
@@ -25,6 +26,7 @@ from memgit.index.refresh import Progress
 from memgit.index.snippets import Highlighter
 from memgit.index.tokens import CJK_RUN, Query, parse_query
 from memgit.layout import check_scope
+from memgit.memory import Source
 from memgit.pack import (
     EvidencePack,
     FileProblem,
@@ -163,11 +165,11 @@ class _Collector:
             memories.sort(key=lambda hit: -hit.score)
             memories = memories[: self.options.k]
         memories = self._with_source_turns(memories)
-        grouped = {(t.capture, t.message) for hit in memories for t in hit.source_turns}
+        grouped = {(t.capture, t.index) for hit in memories for t in hit.source_turns}
         turns = self._turn_hits(grouped)
         trace = self._trace(excluded, retired_rows, retired_terms)
-        shown = {(t.capture, t.message): t for hit in memories for t in hit.source_turns}
-        shown.update(((t.capture, t.message), t) for t in turns)
+        shown = {(t.capture, t.index): t for hit in memories for t in hit.source_turns}
+        shown.update(((t.capture, t.index), t) for t in turns)
         return EvidencePack(
             query=self.query.text,
             k=self.options.k,
@@ -198,7 +200,7 @@ class _Collector:
             for row in rows:
                 if self._only_from_excluded(row):
                     if len(excluded) < MAX_EXCLUDED_SHOWN:
-                        excluded.append(row.id)
+                        excluded.append(row.memory.id)
                 elif len(kept) < k:
                     kept.append(row)
             if len(rows) < batch:
@@ -207,12 +209,12 @@ class _Collector:
         return kept, excluded
 
     def _only_from_excluded(self, row: search.MemoryRow) -> bool:
-        if not row.sources:
+        if not row.memory.sources:
             return False
         thread = self.options.exclude_thread
         first = self.options.from_turn or 0
-        for capture, _unit, _quote, blob in row.sources:
-            position = self._position(capture, blob)
+        for source in row.memory.sources:
+            position = self._position(source.capture, source.blob)
             if position is None or thread not in position[:2] or position[2] < first:
                 return False
         return True
@@ -227,7 +229,7 @@ class _Collector:
             self._positions[capture] = found
         return self._positions[capture]
 
-    def _turn_from_blob(self, capture: str, blob: str) -> Any:
+    def _turn_from_blob(self, capture: str, blob: str) -> Turn | None:
         obj = self.snap.repo.get(blob)
         if not isinstance(obj, pygit2.Blob):
             return None
@@ -239,32 +241,28 @@ class _Collector:
     def _memory_hit(
         self, row: search.MemoryRow, terms: list[str], *, retired: bool = False
     ) -> MemoryHit:
-        uncommitted = not retired and row.path in self.snap.files
-        data = self.snap.data(row.path, row.blob) if not retired else self._blob(row.blob)
+        memory = row.memory
+        assert memory.blob is not None  # a row read back from the index names its blob
+        uncommitted = not retired and memory.path in self.snap.files
+        data = self._blob(memory.blob) if retired else self.snap.data(memory.path, memory.blob)
         body = memory_body(data) if data is not None else None
-        snippet = self.highlighter.snippet(body.strip() or row.title) if body else ""
+        snippet = self.highlighter.snippet(body.strip() or memory.title) if body else ""
         if retired:
             commit = row.target
         elif uncommitted:
             commit = None
         else:
-            commit = self._last_change(row.path, row.blob)
+            commit = self._last_change(memory.path, memory.blob)
         return MemoryHit(
-            id=row.id,
-            type=row.type,
-            scope=row.scope,
-            title=row.title,
+            memory=memory,
             snippet=snippet,
             score=row.score,
             matched_terms=tuple(terms),
-            path=row.path,
             commit=commit,
             uncommitted=uncommitted,
-            status="retired" if retired else "active",
-            tags=row.tags,
-            updated=row.updated,
-            sources=tuple(self._source(*source) for source in row.sources),
-            superseded_by=self._successor(row.id) if retired else None,
+            retired=retired,
+            sources=tuple(self._source(source) for source in memory.sources),
+            superseded_by=self._successor(memory.id) if retired else None,
         )
 
     def _blob(self, blob: str) -> bytes | None:
@@ -285,41 +283,20 @@ class _Collector:
             cache[key] = last_change(self.snap.repo, start, path, blob)
         return cache[key]
 
-    def _source(self, capture: str, unit: str, quote: str, blob: str) -> SourceEvidence:
+    def _source(self, source: Source) -> SourceEvidence:
         if not self.options.evidence:
-            return SourceEvidence(capture=capture, unit=unit, quote=quote, blob=blob)
-        obj = self.snap.repo.get(blob)
+            return SourceEvidence(source=source)
+        obj = self.snap.repo.get(source.blob)
         if not isinstance(obj, pygit2.Blob):
             return SourceEvidence(
-                capture=capture,
-                unit=unit,
-                quote=quote,
-                blob=blob,
-                error=f"blob {blob[:12]} is not in this repository (not fetched, or purged)",
+                source=source,
+                error=f"blob {source.blob[:12]} is not in this repository (not fetched, or purged)",
             )
         try:
-            turn = read_capture(obj.data, path=capture, blob=blob)
+            turn = read_capture(obj.data, path=source.capture, blob=source.blob)
         except InvalidInputError as err:
-            return SourceEvidence(
-                capture=capture, unit=unit, quote=quote, blob=blob, error=err.message
-            )
-        return SourceEvidence(
-            capture=capture,
-            unit=unit,
-            quote=quote,
-            blob=blob,
-            turn={
-                "source": turn.source,
-                "session": turn.session,
-                "seq": turn.seq,
-                "timestamp": turn.timestamp,
-                "thread": turn.thread,
-                "messages": [
-                    {"role": m.role, "content": m.content, **({"name": m.name} if m.name else {})}
-                    for m in turn.messages
-                ],
-            },
-        )
+            return SourceEvidence(source=source, error=err.message)
+        return SourceEvidence(source=source, turn=turn)
 
     # -- retired -------------------------------------------------------------
 
@@ -328,7 +305,7 @@ class _Collector:
             self._absent.add("retired")
             return []
         rows = search.search_retired(self.conn, self.match, limit=self.options.k)
-        return [row for row in rows if not self.filters.reasons(row)]
+        return [row for row in rows if not self.filters.reasons(row.memory)]
 
     def _successor(self, memory_id: str) -> Successor | None:
         """The memory that superseded ``memory_id``: the active end of the chain if any."""
@@ -355,11 +332,11 @@ class _Collector:
 
     def _with_source_turns(self, hits: list[MemoryHit]) -> list[MemoryHit]:
         """Each memory with the captured turns its sources quote, live or archived."""
-        keys = [(s.capture, _message_index(s.unit)) for hit in hits for s in hit.sources]
+        keys = [(s.capture, _message_index(s.unit)) for hit in hits for s in hit.memory.sources]
         rows = {
             key: row
             for key, row in search.messages_at(self.conn, self.match, keys).items()
-            if not self._excluded(row)
+            if not self._excluded(row.turn)
         }
         turns = {key: hit for key, hit in zip(rows, self._hits(list(rows.values())), strict=True)}
         return [
@@ -368,7 +345,7 @@ class _Collector:
                 source_turns=tuple(
                     turns[key]
                     for key in dict.fromkeys(
-                        (s.capture, _message_index(s.unit)) for s in hit.sources
+                        (s.capture, _message_index(s.unit)) for s in hit.memory.sources
                     )
                     if key in turns
                 ),
@@ -376,12 +353,12 @@ class _Collector:
             for hit in hits
         ]
 
-    def _excluded(self, row: search.MessageRow) -> bool:
+    def _excluded(self, turn: Turn) -> bool:
         """Whether --exclude-thread (and --from-turn) leave this turn out."""
         thread = self.options.exclude_thread
-        if thread is None or thread not in (row.thread, row.session):
+        if thread is None or thread not in (turn.thread, turn.session):
             return False
-        return row.seq >= (self.options.from_turn or 0)
+        return turn.seq >= (self.options.from_turn or 0)
 
     def _turn_hits(self, grouped: set[tuple[str, int]]) -> list[TurnHit]:
         """The best k turns that are no returned memory's source (those go with it)."""
@@ -392,7 +369,7 @@ class _Collector:
             exclude_thread=self.options.exclude_thread,
             from_turn=self.options.from_turn,
         )
-        rows = [row for row in rows if (row.path, row.idx) not in grouped][: self.options.k]
+        rows = [row for row in rows if (row.turn.path, row.index) not in grouped][: self.options.k]
         return self._hits(rows)
 
     def _hits(self, rows: list[search.MessageRow]) -> list[TurnHit]:
@@ -414,32 +391,27 @@ class _Collector:
             snippet = self.highlighter.snippet(text) if text else ""
             hits.append(
                 TurnHit(
-                    capture=row.path,
-                    source=row.source,
-                    session=row.session,
-                    seq=row.seq,
-                    message=row.idx,
-                    role=row.role,
-                    name=row.name,
+                    turn=row.turn,
+                    index=row.index,
+                    message=row.message,
                     snippet=snippet,
                     score=row.score,
                     matched_terms=tuple(terms[row.rowid]),
                     context_terms=tuple(t for t in around[row.rowid] if t not in terms[row.rowid]),
-                    timestamp=row.timestamp,
-                    thread=row.thread,
-                    blob=row.blob,
-                    uncommitted=row.path in self.snap.files,
+                    uncommitted=row.turn.path in self.snap.files,
                     removed_in=row.archived,
                 )
             )
         return hits
 
     def _message_text(self, row: search.MessageRow) -> str | None:
-        data = self.snap.data(row.path, row.blob)
+        turn = row.turn
+        assert turn.blob is not None  # a row read back from the index names its blob
+        data = self.snap.data(turn.path, turn.blob)
         if data is None:
             return None
         try:
-            return read_capture(data, path=row.path, blob=row.blob).messages[row.idx].content
+            return read_capture(data, path=turn.path, blob=turn.blob).messages[row.index].content
         except (InvalidInputError, IndexError):
             return None
 
@@ -471,27 +443,21 @@ class _Collector:
             )
             hidden = [
                 HiddenMatch(
-                    id=row.id,
-                    title=row.title,
-                    scope=row.scope,
-                    type=row.type,
+                    memory=row.memory,
                     score=row.score,
-                    hidden_by=tuple(self.filters.reasons(row)),
+                    hidden_by=tuple(self.filters.reasons(row.memory)),
                 )
                 for row in rows
             ]
             hidden_total = search.count_hidden(self.conn, self.match, self.filters)
         retired = tuple(
             RetiredMatch(
-                id=row.id,
-                title=row.title,
-                scope=row.scope,
-                type=row.type,
+                memory=row.memory,
                 score=row.score,
                 matched_terms=tuple(retired_terms.get(row.rowid, ())),
                 ref=row.ref or "",
                 commit=row.target or "",
-                superseded_by=self._successor(row.id),
+                superseded_by=self._successor(row.memory.id),
             )
             for row in retired_rows
         )

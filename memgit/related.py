@@ -15,10 +15,11 @@ import pygit2
 
 from memgit.errors import MemgitError
 from memgit.evidence import EvidenceUnit
-from memgit.index.documents import MemoryDoc, read_memory
+from memgit.index.documents import read_memory
 from memgit.index.lexical import LexicalIndex, Snapshot
 from memgit.index.search import MemoryRow
 from memgit.index.similar import similar_memories
+from memgit.memory import Memory
 from memgit.store.tree import blob_at, read_blob
 
 
@@ -28,7 +29,7 @@ def related_memories(
     units: Sequence[EvidenceUnit],
     *,
     limit: int,
-) -> tuple[MemoryDoc, ...]:
+) -> tuple[Memory, ...]:
     """Up to ``limit`` active memories of ``tree`` that best match the units' words."""
     text = " ".join(unit.text for unit in units)
     if limit <= 0 or tree is None or not text.strip():
@@ -40,13 +41,13 @@ def related_memories(
     # Only the memories are needed, as committed: no turns, no trace, no overlay.
     stamped, hits = index.read(search, use_overlay=False)
     found = []
-    for hit in hits:
+    for memory in (hit.memory for hit in hits):
         # Stamped with the run's tree, the index names each file's blob.
-        blob = hit.blob if stamped == str(tree.id) else blob_at(tree, hit.path)
+        blob = memory.blob if stamped == str(tree.id) else blob_at(tree, memory.path)
         if blob is None:
             continue  # the index is stamped with another tree than the run's
         try:
-            found.append(read_memory(read_blob(index.repo, blob), path=hit.path, blob=str(blob)))
+            found.append(read_memory(read_blob(index.repo, blob), path=memory.path, blob=str(blob)))
         except MemgitError:
             continue  # a broken file is memgit-schemas' business, not context
     return tuple(found)

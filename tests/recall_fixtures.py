@@ -99,11 +99,11 @@ def turn(
 
 
 def ids(pack: Any) -> list[str]:
-    return [hit.id for hit in pack.memories]
+    return [hit.memory.id for hit in pack.memories]
 
 
 def turn_keys(pack: Any) -> list[tuple[str, int, int]]:
-    return [(hit.session, hit.seq, hit.message) for hit in pack.turns]
+    return [(hit.turn.session, hit.turn.seq, hit.index) for hit in pack.turns]
 
 
 def comparable(pack: Any) -> str:

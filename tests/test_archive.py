@@ -78,7 +78,10 @@ def test_processed_today_stays_and_processed_31_days_ago_is_recalled_as_archived
     assert archived_of(pack) == {cpath(0): result.cleanup_commit}
     (hit,) = pack.turns
     assert hit.snippet and "rotates" in hit.snippet
-    assert hit.blob == git(repo_path, "rev-parse", f"{result.cleanup_commit}~1:{cpath(0)}").strip()
+    assert (
+        hit.turn.blob
+        == git(repo_path, "rev-parse", f"{result.cleanup_commit}~1:{cpath(0)}").strip()
+    )
     data = pack.to_dict()
     assert data["turns"][0]["archived"] is True
     assert data["turns"][0]["removed_in"] == result.cleanup_commit

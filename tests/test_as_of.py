@@ -27,7 +27,7 @@ def superseded(repo_path: Path) -> tuple[Path, str, str, str, str]:
     capture(repo_path, user_turn(0, OLD))
     open_repo(repo_path).process()
     before = git(repo_path, "rev-parse", "HEAD").strip()
-    (old,) = [m.id for m in open_repo(repo_path).recall("Postgres").memories]
+    (old,) = [m.memory.id for m in open_repo(repo_path).recall("Postgres").memories]
     capture(repo_path, user_turn(1, NEW))
     replace = {
         "action": "SUPERSEDE",
@@ -45,7 +45,7 @@ def superseded(repo_path: Path) -> tuple[Path, str, str, str, str]:
 
 
 def active(pack: object) -> list[str]:
-    return [hit.id for hit in pack.memories if hit.status == "active"]  # type: ignore[attr-defined]
+    return [hit.memory.id for hit in pack.memories if hit.status == "active"]  # type: ignore[attr-defined]
 
 
 def test_as_of_before_and_after_a_supersession(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import string
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from memgit.capture.turn import Message, Turn, parse_capture, render_capture
 from memgit.errors import InvalidInputError, MemgitError
+from memgit.index.documents import read_capture, read_memory
 from memgit.layout import (
     capture_path,
     check_memory_id,
@@ -184,6 +186,31 @@ def test_memory_round_trips_canonically(memory: Memory) -> None:
     assert parsed == memory
     assert render_memory(parsed) == text
     assert text.startswith(f"---\nid: {memory.id}\ntype: {memory.type}\n")
+
+
+@FUZZ
+@given(memories, st.just(("memgit", None)) | st.tuples(st.just("human"), one_line), hex40)
+def test_the_index_reads_a_memory_as_the_strict_parser_does(
+    memory: Memory, written_by: tuple[str, str | None], blob: str
+) -> None:
+    """One Memory value: the index's fast reader gives what the hooks' strict parser
+    gives, plus where it read it."""
+    origin, author = written_by
+    data = render_memory(replace(memory, origin=origin, author=author)).encode("utf-8")
+    strict = parse_memory(data, path=memory.path)
+    assert read_memory(data, path=memory.path, blob=blob) == replace(
+        strict, file=memory.path, blob=blob
+    )
+
+
+def test_the_index_reads_past_fields_recall_does_not_use() -> None:
+    """A wrong origin, author or source offset is the hooks' business: the index still
+    reads the memory (and leaves those fields out)."""
+    source = "[{capture: inbox/a.yaml, unit: u, quote: q, blob: b, start: one}]"
+    text = _memory_text(origin="5", author="[x]", sources=source)
+    path = "memories/user/k3/k3v9x2m7q1ab.md"
+    memory = read_memory(text.encode("utf-8"), path=path, blob="0" * 40)
+    assert (memory.origin, memory.author, memory.sources[0].start) == ("memgit", None, None)
 
 
 @FUZZ
@@ -372,6 +399,18 @@ def test_capture_file_round_trips(turn: Turn) -> None:
     parsed = parse_capture(text, path=turn.path)
     assert parsed == turn
     assert render_capture(parsed) == text
+
+
+@FUZZ
+@given(turns, hex40)
+def test_the_index_reads_a_capture_as_the_strict_parser_does(turn: Turn, blob: str) -> None:
+    """One Turn value: the index's fast reader gives what the strict parser gives, plus
+    where it read it."""
+    data = render_capture(turn).encode("utf-8")
+    strict = parse_capture(data, path=turn.path)
+    assert read_capture(data, path=turn.path, blob=blob) == replace(
+        strict, file=turn.path, blob=blob
+    )
 
 
 @FUZZ

@@ -36,7 +36,7 @@ def grouped(repo_path: Path) -> Path:
 def test_a_memory_brings_its_source_turn_and_the_detail_it_dropped(grouped: Path) -> None:
     pack = open_repo(grouped).recall("staging port VPN")
     (memory,) = pack.memories
-    assert [(t.capture, t.message, t.removed_in) for t in memory.source_turns] == [
+    assert [(t.capture, t.index, t.removed_in) for t in memory.source_turns] == [
         (cpath(0), 0, None)
     ]
     (source,) = memory.source_turns
@@ -50,7 +50,7 @@ def test_a_memory_brings_its_source_turn_and_the_detail_it_dropped(grouped: Path
     assert data["memories"][0]["source_turns"][0]["capture"] == cpath(0)
     assert data["ranked"][0] == {
         "kind": "memory",
-        "id": memory.id,
+        "id": memory.memory.id,
         "score": round(pack.ranked[0].score, 4),
     }
     assert data["ranked"][1]["kind"] == "turn" and data["ranked"][1]["capture"] == cpath(1)

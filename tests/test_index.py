@@ -156,7 +156,7 @@ def test_memgit_writes_are_seen_and_refreshed_by_tree_diff(seeded: Path, tmp_pat
     assert stats.paths == 3
     pack = repo.recall("redis")
     assert ids(pack) == ["rediscache1"]
-    assert [t.seq for t in pack.turns] == [2, 1]  # 1 through its context
+    assert [t.turn.seq for t in pack.turns] == [2, 1]  # 1 through its context
     assert_matches_fresh(seeded, tmp_path, repo)
 
 

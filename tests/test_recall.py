@@ -58,25 +58,25 @@ def test_memory_hit_carries_provenance_and_sources(repo_path: Path) -> None:
     commit_all(repo_path, "later commit")
     pack = repo.recall("which postgres version does staging use?")
     [hit] = pack.memories
-    assert (hit.id, hit.type, hit.scope, hit.title) == (
+    assert (hit.memory.id, hit.memory.type, hit.memory.scope, hit.memory.title) == (
         "pgversion01",
         "fact",
         "project/billing",
         "Staging uses Postgres 16",
     )
-    assert hit.path == "memories/project/billing/pg/pgversion01.md"
-    assert hit.commit == git(repo_path, "log", "-1", "--format=%H", "--", hit.path).strip()
+    assert hit.memory.path == "memories/project/billing/pg/pgversion01.md"
+    assert hit.commit == git(repo_path, "log", "-1", "--format=%H", "--", hit.memory.path).strip()
     assert hit.commit != head(repo_path)
     assert hit.matched_terms == ("postgres", "staging", "use")  # "uses", stemmed
     assert "Postgres 16" in hit.snippet and hit.score > 0
-    assert [s.capture for s in hit.sources] == [capture]
+    assert [s.source.capture for s in hit.sources] == [capture]
     assert hit.sources[0].turn is None  # only with evidence=True
     assert pack.trace.stop_words == ("which", "does")
     assert pack.trace.terms == ("postgres", "version", "staging", "use")
     assert pack.trace.unknown_terms == ("version",)
     # The memory's source turn is shown under it, not again among the turns.
     assert turn_keys(pack) == []
-    assert [(t.session, t.seq, t.message) for t in hit.source_turns] == [("s1", 0, 0)]
+    assert [(t.turn.session, t.turn.seq, t.index) for t in hit.source_turns] == [("s1", 0, 0)]
     assert hit.source_turns[0].matched_terms == ("postgres", "staging")  # "runs", not "use"
     data = json.loads(ok(memgit_cli("recall", "postgres", "--json", cwd=repo_path)))
     assert set(data) == {
@@ -128,15 +128,15 @@ def test_scope_and_type_filters_and_the_matches_they_hide(repo_path: Path) -> No
     repo = MemoryRepo.open(repo_path)
     pack = repo.recall("postgres", scope="project")
     assert ids(pack) == ["billing0001"]  # a scope and what is below it, not "projects"
-    assert {(m.id, m.hidden_by) for m in pack.trace.hidden} == {
+    assert {(m.memory.id, m.hidden_by) for m in pack.trace.hidden} == {
         ("projects001", ("scope",)),
         ("userpref001", ("scope",)),
     }
     assert pack.trace.hidden_total == 2 and not pack.miss
     pack = repo.recall("postgres", scope="project", type="preference")
     assert pack.miss and ids(pack) == []
-    assert {m.id: m.hidden_by for m in pack.trace.hidden}["userpref001"] == ("scope",)
-    assert {m.id: m.hidden_by for m in pack.trace.hidden}["billing0001"] == ("type",)
+    assert {m.memory.id: m.hidden_by for m in pack.trace.hidden}["userpref001"] == ("scope",)
+    assert {m.memory.id: m.hidden_by for m in pack.trace.hidden}["billing0001"] == ("type",)
     text = ok(memgit_cli("recall", "postgres", "--type", "decision", cwd=repo_path))
     assert "3 matches hidden by --scope/--type" in text
     assert "This is a miss, not an answer" in text
@@ -181,14 +181,14 @@ def test_retired_matches_name_their_successor(superseded: Path) -> None:
     pack = repo.recall("postgres 15")
     assert ids(pack) == ["newpg000001"]
     [retired] = pack.trace.retired
-    assert retired.id == "oldpg000001"
+    assert retired.memory.id == "oldpg000001"
     assert retired.superseded_by is not None
     assert (retired.superseded_by.id, retired.superseded_by.active) == ("newpg000001", True)
     assert retired.commit == git(superseded, "rev-parse", "HEAD~2").strip()
     pack = repo.recall("rooftop garden")
     assert pack.miss
     [retired] = pack.trace.retired
-    assert retired.id == "retracted01" and retired.retracted
+    assert retired.memory.id == "retracted01" and retired.retracted
     text = ok(memgit_cli("recall", "postgres 15", cwd=superseded))
     assert (
         "retired memory oldpg000001 (Staging uses Postgres 15) matched; superseded by "
@@ -200,7 +200,7 @@ def test_retired_matches_name_their_successor(superseded: Path) -> None:
 
 def test_include_retired_ranks_them_with_the_active(superseded: Path) -> None:
     pack = MemoryRepo.open(superseded).recall("postgres 15", include_retired=True)
-    assert [(h.id, h.status) for h in pack.memories] == [
+    assert [(h.memory.id, h.status) for h in pack.memories] == [
         ("oldpg000001", "retired"),
         ("newpg000001", "active"),
     ]
@@ -211,7 +211,7 @@ def test_include_retired_ranks_them_with_the_active(superseded: Path) -> None:
 
 def test_retired_ref_moved_or_deleted_is_followed(superseded: Path) -> None:
     repo = MemoryRepo.open(superseded)
-    assert [r.id for r in repo.recall("postgres").trace.retired] == ["oldpg000001"]
+    assert [r.memory.id for r in repo.recall("postgres").trace.retired] == ["oldpg000001"]
     git(superseded, "update-ref", "-d", "refs/memgit/retired/oldpg000001")
     assert repo.recall("postgres").trace.retired == ()
 
@@ -228,16 +228,16 @@ def test_as_of_revision_and_date(repo_path: Path, monkeypatch: pytest.MonkeyPatc
     write_memory(repo_path, memory("redis000001", "Cache is Redis"))
     commit_all(repo_path, "june")
     repo = MemoryRepo.open(repo_path)
-    assert "16" in repo.recall("postgres").memories[0].title
+    assert "16" in repo.recall("postgres").memories[0].memory.title
     then = repo.recall("postgres", as_of="HEAD~1")
-    assert then.as_of == march and then.memories[0].title == "Staging uses Postgres 15"
+    assert then.as_of == march and then.memories[0].memory.title == "Staging uses Postgres 15"
     assert then.memories[0].commit == march
     assert ids(repo.recall("redis", as_of=march)) == []
     for date in ("2026-04-15", "2026-03-01T12:00:00Z", "2026-05-31T23:59:59+00:00"):
         assert repo.recall("postgres", as_of=date).as_of == march, date
     assert repo.recall("postgres", as_of="2026-06-01").as_of == head(repo_path)
     # HEAD is untouched and the next plain recall is current again.
-    assert "16" in repo.recall("postgres").memories[0].title
+    assert "16" in repo.recall("postgres").memories[0].memory.title
     data = json.loads(
         ok(memgit_cli("recall", "postgres", "--as-of", "2026-04", "--json", cwd=repo_path))
     )
@@ -307,15 +307,15 @@ def test_exclude_thread_leaves_out_its_turns_and_memories_sourced_only_there(
     pack = repo.recall("kettle", exclude_thread="t-1")
     assert sorted(ids(pack)) == ["botht1t2xxx", "humankettle"]
     assert pack.trace.excluded_memories == ("onlyt1seq2x",)
-    assert [(t.session, t.seq) for t in pack.grouped_turns()] == [("s2", 0)]
+    assert [(t.turn.session, t.turn.seq) for t in pack.grouped_turns()] == [("s2", 0)]
     assert pack.trace.excluded_turns == 4
     pack = repo.recall("kettle", exclude_thread="t-1", from_turn=3)
     assert sorted(ids(pack)) == ["botht1t2xxx", "humankettle", "onlyt1seq2x"]
-    assert sorted(t.seq for t in pack.grouped_turns() if t.session == "s1") == [0, 1, 2]
+    assert sorted(t.turn.seq for t in pack.grouped_turns() if t.turn.session == "s1") == [0, 1, 2]
     assert pack.trace.excluded_turns == 1
     # A session id works as well as a thread id, for a memory's source turns too.
     pack = repo.recall("kettle", exclude_thread="s2")
-    assert {t.session for t in pack.grouped_turns()} == {"s1"}
+    assert {t.turn.session for t in pack.grouped_turns()} == {"s1"}
     done = memgit_cli("recall", "kettle", "--from-turn", "2", cwd=threaded)
     assert (
         done.returncode == 2 and b"error[usage]: --from-turn needs --exclude-thread" in done.stderr
@@ -330,10 +330,10 @@ def test_evidence_reads_the_capture_from_git_after_it_left_the_tree(threaded: Pa
     [hit] = pack.memories
     [source] = hit.sources
     assert source.turn is not None
-    assert source.turn["messages"] == [
-        {"role": "user", "content": "Thread one turn 2 mentions the kettle"}
+    assert [(m.role, m.content) for m in source.turn.messages] == [
+        ("user", "Thread one turn 2 mentions the kettle")
     ]
-    assert (source.turn["session"], source.turn["seq"]) == ("s1", 2)
+    assert (source.turn.session, source.turn.seq) == ("s1", 2)
     assert pack.turns == ()  # the captures are no longer in the tree
     # --exclude-thread still knows where that capture came from.
     assert repo.recall("descaling", exclude_thread="t-1").trace.excluded_memories == (

@@ -39,7 +39,7 @@ def index(repo_path: Path) -> LexicalIndex:
 
 def similar(index: LexicalIndex, text: str, limit: int = 5) -> list[str]:
     rows = index.read(lambda snap: similar_memories(snap.conn, text, limit=limit, pool=POOL))
-    return [row.id for row in rows]
+    return [row.memory.id for row in rows]
 
 
 def test_the_rare_word_finds_its_memory_among_common_ones(index: LexicalIndex) -> None:
@@ -50,7 +50,7 @@ def test_the_rare_word_finds_its_memory_among_common_ones(index: LexicalIndex) -
 def test_rare_words_alone_rank_exactly_like_a_full_search(index: LexicalIndex) -> None:
     text = "tabs makefiles yarn"
     full = index.read(lambda snap: search_memories(snap.conn, parse_query(text).fts(), limit=5))
-    assert similar(index, text) == [row.id for row in full]
+    assert similar(index, text) == [row.memory.id for row in full]
     assert similar(index, text)[0] == "tabs2"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from memgit.capture.redact import find_secrets, redact_together
 from memgit.constants import MAX_MESSAGE_BYTES
 from memgit.errors import InvalidInputError
+from memgit.jsonio import json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import parse_yaml, render_yaml
@@ -19,23 +20,28 @@ ROLES = ("user", "assistant", "tool")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
+    """One message of a turn (read back from the index's rows: no content)."""
+
     role: str
     content: str
     name: str | None = None
     complete: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.name is not None:
-            data["name"] = self.name
-        if self.complete is not None:
-            data["complete"] = self.complete
-        return data
+        data = json_fields(self, "role", "content", "name", "complete")
+        return {key: value for key, value in data.items() if value is not None}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
-    """One turn of a conversation as memgit stores it (after redaction)."""
+    """One turn of a conversation as memgit stores it (after redaction).
+
+    Read strictly by :func:`parse_capture` (capture, hooks, runs) or fast by
+    :func:`memgit.index.documents.read_capture` (the index, which sets ``file``
+    and ``blob``: where it read the turn; the strict parser sets neither, so its
+    :attr:`path` is where the file belongs). Rows read back from the index hold
+    no messages.
+    """
 
     source: str
     session: str
@@ -44,9 +50,14 @@ class Turn:
     messages: tuple[Message, ...]
     thread: str | None = None
     redactions: dict[str, int] = field(default_factory=dict)
+    file: str | None = None
+    blob: str | None = None
 
     @property
     def path(self) -> str:
+        """The file it was read from, else the one its source, session and seq name."""
+        if self.file is not None:
+            return self.file
         return capture_path(self.source, self.session, self.seq)
 
     @property
@@ -55,15 +66,10 @@ class Turn:
         return f"{self.source}/{self.session}/{self.seq}"
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "source": self.source,
-            "session": self.session,
-            "seq": self.seq,
-            "timestamp": self.timestamp,
-        }
-        if self.thread is not None:
-            data["thread"] = self.thread
-        data["messages"] = [message.to_dict() for message in self.messages]
+        """The capture file's content."""
+        data = json_fields(self, "source", "session", "seq", "timestamp", "thread", "messages")
+        if self.thread is None:
+            del data["thread"]
         if self.redactions:
             data["redactions"] = dict(sorted(self.redactions.items()))
         return data
@@ -90,15 +96,11 @@ def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
     problems = list(iter_schema_problems(data, schema, path=source))
     if problems:
         raise InvalidInputError.from_problems(problems)
-    return turn_from_trusted(data)
+    return _turn_from_checked(data)
 
 
-def turn_from_trusted(data: dict[str, Any]) -> Turn:
-    """Build the Turn from data checked before: ``Turn.to_dict()`` of a parsed capture.
-
-    The parse cache keeps captures in this form, so that reading one again does
-    not pay for the schema check a second time.
-    """
+def _turn_from_checked(data: dict[str, Any]) -> Turn:
+    """Build the Turn from data the schema check passed."""
     messages = tuple(
         Message(
             role=item["role"],

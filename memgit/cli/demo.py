@@ -71,9 +71,11 @@ def demo(target: Path | None, as_json: bool) -> None:
     click.echo(heading(f'7. memgit recall "{result.recalled.query}"', bold=True))
     for hit in result.recalled.memories:
         commit = hit.commit[:12] if hit.commit else "uncommitted"
-        click.echo(f"  {hit.score:6.2f}  {hit.id}  {hit.title}  ({hit.path} @ {commit})")
+        memory = hit.memory
+        click.echo(f"  {hit.score:6.2f}  {memory.id}  {memory.title}  ({memory.path} @ {commit})")
     for turn in result.recalled.turns[:2]:
-        click.echo(f"  {turn.score:6.2f}  {turn.role} message {turn.message} of {turn.capture}")
+        role = turn.message.role
+        click.echo(f"  {turn.score:6.2f}  {role} message {turn.index} of {turn.capture}")
     click.echo()
     click.echo(heading("Explore it yourself:", bold=True))
     click.echo(f"  cd {result.path}")

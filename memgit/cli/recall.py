@@ -111,30 +111,32 @@ def render_pack(pack: EvidencePack) -> None:
 
 
 def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
+    memory = hit.memory
     status = "" if hit.status == "active" else f" [{hit.status}]"
     click.echo(
-        f"{number:>3}. {click.style(hit.title, bold=True)}{status}  "
-        f"({hit.type}, {hit.scope}, score {hit.score:.2f})"
+        f"{number:>3}. {click.style(memory.title, bold=True)}{status}  "
+        f"({memory.type}, {memory.scope}, score {hit.score:.2f})"
     )
     if hit.snippet:
         click.echo(f"     {hit.snippet}")
     where = "uncommitted" if hit.uncommitted else (hit.commit[:12] if hit.commit else "?")
-    click.echo(f"     {hit.id}  {hit.path} @ {where}")
+    click.echo(f"     {memory.id}  {memory.path} @ {where}")
     if hit.matched_terms:
         click.echo(f"     matched: {', '.join(hit.matched_terms)}")
     if hit.status != "active":
         successor = hit.superseded_by
         text = f"superseded by {successor.id} ({successor.title})" if successor else "retracted"
         click.echo(f"     {text}")
-    for source in hit.sources:
+    for evidence in hit.sources:
+        source = evidence.source
         click.echo(f'     source: {source.capture}: "{_short(source.quote, 100)}"')
-        if show_turns and source.turn is not None:
-            for message in source.turn["messages"]:
-                click.echo(f"       {message['role']}: {_short(message['content'], 160)}")
-        if source.error:
-            click.echo(f"       ({source.error})")
+        if show_turns and evidence.turn is not None:
+            for message in evidence.turn.messages:
+                click.echo(f"       {message.role}: {_short(message.content, 160)}")
+        if evidence.error:
+            click.echo(f"       ({evidence.error})")
     for turn in hit.source_turns:
-        where = f"{turn.capture} message {turn.message}"
+        where = f"{turn.capture} message {turn.index}"
         if turn.removed_in is not None:
             where += f", archived: removed from the inbox in {turn.removed_in[:12]}"
         click.echo(f"     turn: {where}")
@@ -142,21 +144,22 @@ def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
             click.echo(f"       {turn.snippet}")
 
 
-def _turn(number: int, turn: TurnHit) -> None:
-    who = turn.role + (f" {turn.name}" if turn.name else "")
+def _turn(number: int, hit: TurnHit) -> None:
+    turn, message = hit.turn, hit.message
+    who = message.role + (f" {message.name}" if message.name else "")
     click.echo(
         f"{number:>3}. {turn.source}/{turn.session}#{turn.seq} {who}, {turn.timestamp}"
-        f"{', thread ' + turn.thread if turn.thread else ''} (score {turn.score:.2f})"
+        f"{', thread ' + turn.thread if turn.thread else ''} (score {hit.score:.2f})"
     )
-    if turn.snippet:
-        click.echo(f"     {turn.snippet}")
-    click.echo(f"     {turn.capture} message {turn.message}")
-    if turn.removed_in is not None:
-        click.echo(f"     archived: removed from the inbox in {turn.removed_in[:12]}")
-    if turn.matched_terms:
-        click.echo(f"     matched: {', '.join(turn.matched_terms)}")
-    if turn.context_terms:
-        click.echo(f"     matched in the messages around it: {', '.join(turn.context_terms)}")
+    if hit.snippet:
+        click.echo(f"     {hit.snippet}")
+    click.echo(f"     {hit.capture} message {hit.index}")
+    if hit.removed_in is not None:
+        click.echo(f"     archived: removed from the inbox in {hit.removed_in[:12]}")
+    if hit.matched_terms:
+        click.echo(f"     matched: {', '.join(hit.matched_terms)}")
+    if hit.context_terms:
+        click.echo(f"     matched in the messages around it: {', '.join(hit.context_terms)}")
 
 
 def _trace(pack: EvidencePack) -> None:
@@ -171,20 +174,18 @@ def _trace(pack: EvidencePack) -> None:
             f"only the first {len(trace.terms)} terms were used; {trace.dropped_terms} more ignored"
         )
     if trace.hidden_total:
-        ids = ", ".join(f"{m.id} ({'/'.join(m.hidden_by)})" for m in trace.hidden)
+        ids = ", ".join(f"{m.memory.id} ({'/'.join(m.hidden_by)})" for m in trace.hidden)
         count = trace.hidden_total
         matches = "1 match" if count == 1 else f"{count} matches"
         lines.append(f"{matches} hidden by --scope/--type: {ids}")
     for match in trace.retired:
+        retired = f"retired memory {match.memory.id} ({match.memory.title}) matched"
         if match.superseded_by is not None:
             successor = match.superseded_by
             state = "" if successor.active else ", itself retired"
-            lines.append(
-                f"retired memory {match.id} ({match.title}) matched; superseded by "
-                f"{successor.id} ({successor.title}{state})"
-            )
+            lines.append(f"{retired}; superseded by {successor.id} ({successor.title}{state})")
         else:
-            lines.append(f"retired memory {match.id} ({match.title}) matched; it was retracted")
+            lines.append(f"{retired}; it was retracted")
     if trace.excluded_memories:
         lines.append(f"left out by --exclude-thread: {', '.join(trace.excluded_memories)}")
     if trace.excluded_turns:

@@ -1,4 +1,5 @@
-"""Memory and capture files as the index sees them: the fields recall needs.
+"""Memory and capture files as the index sees them: the same :class:`Memory` and
+:class:`Turn` values as the strict parsers', holding the fields recall needs.
 
 Reading 100,000 files through the strict YAML loader and the JSON Schemas
 takes minutes (1.6 ms a memory file), so the index reads them through
@@ -12,70 +13,25 @@ either reads it the same way or raises the precise error. The result is about
 The index is a reader, not a validator: a file is indexed when its front
 matter parses and holds the fields recall uses with the right types (id
 matching the file name, type, scope, title; optional tags, sources,
-supersedes). Full checks are the hooks' and ``memgit verify``'s job.
+supersedes); the other fields are read as they are when they have the
+right type. For a valid file, the value is the strict parser's (with
+``file`` and ``blob`` set). Full checks are the hooks' and ``memgit
+verify``'s job.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from memgit.capture.turn import Message, Turn
 from memgit.errors import InvalidInputError
+from memgit.memory import Memory, Source, Supersedes
 from memgit.yamlio import parse_yaml, split_front_matter
 
 _OPENING_FENCE = re.compile(r"---\r?\n")
 _CLOSING_FENCE = re.compile(r"^---(?:\r?\n|\Z)", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SourceRef:
-    capture: str
-    unit: str
-    quote: str
-    blob: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemoryDoc:
-    path: str
-    blob: str
-    id: str
-    type: str
-    scope: str
-    title: str
-    body: str
-    tags: tuple[str, ...] = ()
-    created: str | None = None
-    updated: str | None = None
-    sources: tuple[SourceRef, ...] = ()
-    supersedes: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MessageDoc:
-    role: str
-    content: str
-    name: str | None = None
-    complete: bool | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnDoc:
-    path: str
-    blob: str
-    source: str
-    session: str
-    seq: int
-    timestamp: str
-    thread: str | None
-    messages: tuple[MessageDoc, ...]
-
-    @property
-    def key(self) -> str:
-        """``source/session/seq``: the turn's identity, which its unit ids start with."""
-        return f"{self.source}/{self.session}/{self.seq}"
 
 
 def is_memory_path(path: str) -> bool:
@@ -86,7 +42,7 @@ def is_capture_path(path: str) -> bool:
     return path.startswith("inbox/") and path.endswith(".yaml")
 
 
-def read_memory(data: bytes, *, path: str, blob: str) -> MemoryDoc:
+def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
     """The memory in a file's bytes; InvalidInputError names what is wrong."""
     text = _decode(data, path)
     front, body = _split(text, path)
@@ -103,8 +59,9 @@ def read_memory(data: bytes, *, path: str, blob: str) -> MemoryDoc:
     tags = front.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
         raise _field_error(path, "tags", "a list of strings")
-    return MemoryDoc(
-        path=path,
+    origin, author = front.get("origin"), front.get("author")
+    return Memory(
+        file=path,
         blob=blob,
         id=memory_id,
         type=_text(front, "type", where),
@@ -114,6 +71,8 @@ def read_memory(data: bytes, *, path: str, blob: str) -> MemoryDoc:
         tags=tuple(tags),
         created=_optional_text(front, "created", where),
         updated=_optional_text(front, "updated", where),
+        origin=origin if isinstance(origin, str) else "memgit",
+        author=author if isinstance(author, str) else None,
         sources=tuple(_iter_sources(front.get("sources"), path)),
         supersedes=tuple(_iter_supersedes(front.get("supersedes"), path)),
     )
@@ -130,7 +89,7 @@ def memory_body(data: bytes) -> str | None:
     return text[closing.end() :] if closing else None
 
 
-def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
+def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
     """The captured turn in a file's bytes; InvalidInputError names what is wrong."""
     value = parse_yaml(_decode(data, path), source=path)
     if not isinstance(value, dict):
@@ -154,7 +113,7 @@ def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
         if not isinstance(content, str) or not isinstance(role, str):
             raise _field_error(path, field, "a mapping with role and content strings")
         messages.append(
-            MessageDoc(
+            Message(
                 role=role,
                 content=content,
                 name=name if isinstance(name, str) else None,
@@ -162,8 +121,14 @@ def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
             )
         )
     thread = value.get("thread")
-    return TurnDoc(
-        path=path,
+    found = value.get("redactions")
+    redactions = {
+        kind: count
+        for kind, count in (found.items() if isinstance(found, dict) else ())
+        if isinstance(kind, str) and isinstance(count, int)
+    }
+    return Turn(
+        file=path,
         blob=blob,
         source=_text(value, "source", where),
         session=_text(value, "session", where),
@@ -171,6 +136,7 @@ def read_capture(data: bytes, *, path: str, blob: str) -> TurnDoc:
         timestamp=_text(value, "timestamp", where),
         thread=thread if isinstance(thread, str) else None,
         messages=tuple(messages),
+        redactions=redactions,
     )
 
 
@@ -215,7 +181,7 @@ def _optional_text(data: dict[str, Any], key: str, where: dict[str, str]) -> str
     return value
 
 
-def _iter_sources(value: Any, path: str) -> Iterator[SourceRef]:
+def _iter_sources(value: Any, path: str) -> Iterator[Source]:
     if value is None:
         return
     if not isinstance(value, list):
@@ -224,12 +190,21 @@ def _iter_sources(value: Any, path: str) -> Iterator[SourceRef]:
         fields = ("capture", "unit", "quote", "blob")
         if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in fields):
             raise _field_error(path, f"sources[{index}]", "capture, unit, quote and blob strings")
-        yield SourceRef(
-            capture=item["capture"], unit=item["unit"], quote=item["quote"], blob=item["blob"]
+        yield Source(
+            capture=item["capture"],
+            unit=item["unit"],
+            quote=item["quote"],
+            blob=item["blob"],
+            start=_offset(item.get("start")),
+            end=_offset(item.get("end")),
         )
 
 
-def _iter_supersedes(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def _offset(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _iter_supersedes(value: Any, path: str) -> Iterator[Supersedes]:
     if value is None:
         return
     if not isinstance(value, list):
@@ -239,7 +214,7 @@ def _iter_supersedes(value: Any, path: str) -> Iterator[tuple[str, str]]:
             isinstance(item.get(k), str) for k in ("id", "commit")
         ):
             raise _field_error(path, f"supersedes[{index}]", "id and commit strings")
-        yield item["id"], item["commit"]
+        yield Supersedes(id=item["id"], commit=item["commit"])
 
 
 def _field_error(path: str, field: str, expected: str) -> InvalidInputError:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from memgit.capture.turn import Turn
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import InvalidInputError
 from memgit.index import database as db
@@ -35,7 +36,6 @@ from memgit.index.archive import (
 )
 from memgit.index.archive import Progress as Progress
 from memgit.index.documents import (
-    TurnDoc,
     is_capture_path,
     is_memory_path,
     read_capture,
@@ -254,7 +254,7 @@ def apply_paths(
                 archived=archived,
             )
             if archived is None:
-                state_table.put_capture(conn, capture_row_of(turn))
+                state_table.put_capture(conn, capture_row_of(turn, path=path, blob=found[0]))
     writer.flush()
     for path in records:
         touched.update(_apply_record(conn, view, path, fresh=fresh, stats=stats))
@@ -331,15 +331,15 @@ class _TurnCache:
     def __init__(self, view: TreeView, size: int = 64) -> None:
         self.view = view
         self.size = size
-        self.turns: OrderedDict[str, TurnDoc | None] = OrderedDict()
+        self.turns: OrderedDict[str, Turn | None] = OrderedDict()
 
-    def put(self, path: str, turn: TurnDoc | None) -> None:
+    def put(self, path: str, turn: Turn | None) -> None:
         self.turns[path] = turn
         self.turns.move_to_end(path)
         if len(self.turns) > self.size:
             self.turns.popitem(last=False)
 
-    def get(self, path: str | None) -> TurnDoc | None:
+    def get(self, path: str | None) -> Turn | None:
         if path is None:
             return None
         if path not in self.turns:

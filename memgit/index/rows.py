@@ -10,38 +10,41 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
+from memgit.capture.turn import Turn
 from memgit.index.database import FTS_COLUMNS
-from memgit.index.documents import MemoryDoc, TurnDoc
 from memgit.index.tokens import index_text
+from memgit.memory import Memory
 
 # Context given to a message from the messages before and after it, in characters.
 CONTEXT_CHARS = 600
 
 
-def _memory_values(doc: MemoryDoc) -> tuple[object, ...]:
+def _memory_values(memory: Memory) -> tuple[object, ...]:
     return (
-        doc.path,
-        doc.blob,
-        doc.id,
-        doc.type,
-        doc.scope,
-        doc.title,
-        json.dumps(list(doc.tags), ensure_ascii=False),
-        doc.created,
-        doc.updated,
-        json.dumps([[s.capture, s.unit, s.quote, s.blob] for s in doc.sources], ensure_ascii=False),
-        json.dumps([list(pair) for pair in doc.supersedes]),
+        memory.path,
+        memory.blob,
+        memory.id,
+        memory.type,
+        memory.scope,
+        memory.title,
+        json.dumps(list(memory.tags), ensure_ascii=False),
+        memory.created,
+        memory.updated,
+        json.dumps(
+            [[s.capture, s.unit, s.quote, s.blob] for s in memory.sources], ensure_ascii=False
+        ),
+        json.dumps([[s.id, s.commit] for s in memory.supersedes]),
     )
 
 
-def _fts_values(doc: MemoryDoc) -> tuple[str, ...]:
+def _fts_values(memory: Memory) -> tuple[str, ...]:
     return (
-        index_text(doc.title),
-        index_text(" ".join(doc.tags)),
-        index_text(doc.body),
-        doc.type,
-        doc.scope.replace("/", " "),
-        doc.id,
+        index_text(memory.title),
+        index_text(" ".join(memory.tags)),
+        index_text(memory.body),
+        memory.type,
+        memory.scope.replace("/", " "),
+        memory.id,
     )
 
 
@@ -64,19 +67,19 @@ class BatchWriter:
     def __init__(self, conn: sqlite3.Connection, size: int = 1000) -> None:
         self.conn = conn
         self.size = size
-        self.memories: list[MemoryDoc] = []
-        self.turns: list[tuple[TurnDoc, str, str, str | None]] = []
+        self.memories: list[Memory] = []
+        self.turns: list[tuple[Turn, str, str, str | None]] = []
         self.next_memory = _next_rowid(conn, "memory")
         self.next_message = _next_rowid(conn, "message")
 
-    def memory(self, doc: MemoryDoc) -> None:
-        self.memories.append(doc)
+    def memory(self, memory: Memory) -> None:
+        self.memories.append(memory)
         if len(self.memories) >= self.size:
             self.flush()
 
     def turn(
         self,
-        doc: TurnDoc,
+        turn: Turn,
         previous: str = "",
         following: str = "",
         *,
@@ -86,18 +89,18 @@ class BatchWriter:
         text before the first message (the previous turn's last), ``following`` the
         text after the last (the next turn's first). ``archived`` is the commit that
         removed the capture from the tree, for a turn that is no longer in it."""
-        self.turns.append((doc, previous, following, archived))
+        self.turns.append((turn, previous, following, archived))
         if len(self.turns) >= self.size:
             self.flush()
 
     def flush(self) -> None:
         if self.memories:
             rows, texts, links = [], [], []
-            for doc in self.memories:
+            for memory in self.memories:
                 rowid, self.next_memory = self.next_memory, self.next_memory + 1
-                rows.append((rowid, *_memory_values(doc)))
-                texts.append((rowid, *_fts_values(doc)))
-                links += [(old, rowid) for old, _ in doc.supersedes]
+                rows.append((rowid, *_memory_values(memory)))
+                texts.append((rowid, *_fts_values(memory)))
+                links += [(old.id, rowid) for old in memory.supersedes]
             self.conn.executemany(
                 "INSERT INTO memory (rowid, path, blob, id, type, scope, title, tags, created, "
                 "updated, sources, supersedes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -173,8 +176,8 @@ def delete_turn(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("DELETE FROM message WHERE path = ?", (path,))
 
 
-def insert_retired(conn: sqlite3.Connection, ref: str, target: str, doc: MemoryDoc) -> None:
-    values = _memory_values(doc)
+def insert_retired(conn: sqlite3.Connection, ref: str, target: str, memory: Memory) -> None:
+    values = _memory_values(memory)
     cursor = conn.execute(
         "INSERT INTO retired (ref, target, path, blob, id, type, scope, title, tags, created, "
         "updated, sources, supersedes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -183,10 +186,10 @@ def insert_retired(conn: sqlite3.Connection, ref: str, target: str, doc: MemoryD
     rowid = cursor.lastrowid
     conn.execute(
         f"INSERT INTO retired_fts (rowid, {FTS_COLUMNS}) VALUES (?,?,?,?,?,?,?)",
-        (rowid, *_fts_values(doc)),
+        (rowid, *_fts_values(memory)),
     )
     conn.executemany(
-        "INSERT INTO supersession VALUES (?, ?, 1)", [(old, rowid) for old, _ in doc.supersedes]
+        "INSERT INTO supersession VALUES (?, ?, 1)", [(old.id, rowid) for old in memory.supersedes]
     )
 
 

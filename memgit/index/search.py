@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memgit.capture.turn import Message, Turn
 from memgit.index.tokens import quote_term
+from memgit.memory import Memory, Source, Supersedes
 
 # bm25() column weights. memory/retired: title, tags, body, type, scope, id.
 # message: content, speaker/tool name, the message before it, the message after it.
@@ -37,37 +39,26 @@ _MESSAGE_COLUMNS = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryRow:
+    """A memory read back from the index (no body), its rowid and BM25 score (higher is
+    better); ``ref`` and ``target`` for a retired one: its ref and the commit it names."""
+
     rowid: int
-    path: str
-    blob: str
-    id: str
-    type: str
-    scope: str
-    title: str
-    tags: tuple[str, ...]
-    created: str | None
-    updated: str | None
-    sources: tuple[tuple[str, str, str, str], ...]
-    supersedes: tuple[tuple[str, str], ...]
     score: float
+    memory: Memory
     ref: str | None = None
     target: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessageRow:
+    """One message read back from the index: its turn (no messages), its index in the
+    capture file, the message (no content), and the commit that archived the capture."""
+
     rowid: int
-    path: str
-    idx: int
-    blob: str
-    source: str
-    session: str
-    seq: int
-    thread: str | None
-    timestamp: str
-    role: str
-    name: str | None
     score: float
+    turn: Turn
+    index: int
+    message: Message
     archived: str | None = None
 
 
@@ -94,14 +85,14 @@ class Filters:
             params.append(self.type)
         return " AND ".join(clauses) or "1", params
 
-    def reasons(self, row: MemoryRow) -> list[str]:
-        """Which of the filters leave ``row`` out."""
+    def reasons(self, memory: Memory) -> list[str]:
+        """Which of the filters leave ``memory`` out."""
         found = []
         if self.scope is not None:
             scope = self.scope.strip("/")
-            if not (row.scope == scope or row.scope.startswith(scope + "/")):
+            if not (memory.scope == scope or memory.scope.startswith(scope + "/")):
                 found.append("scope")
-        if self.type is not None and row.type != self.type:
+        if self.type is not None and memory.type != self.type:
             found.append("type")
         return found
 
@@ -110,38 +101,30 @@ def _bm25(table: str, weights: Sequence[float]) -> str:
     return f"bm25({table}_fts, {', '.join(str(w) for w in weights)})"
 
 
-def memory_row(row: Sequence[object], *, retired: bool = False) -> MemoryRow:
-    offset = 2 if retired else 0
-    (
-        rowid,
-        path,
-        blob,
-        memory_id,
-        kind,
-        scope,
-        title,
-        tags,
-        created,
-        updated,
-        sources,
-        supersedes,
-    ) = row[:12]
+def memory_row(row: Sequence[Any], *, retired: bool = False) -> MemoryRow:
+    memory = Memory(
+        file=row[1],
+        blob=row[2],
+        id=row[3],
+        type=row[4],
+        scope=row[5],
+        title=row[6],
+        body="",
+        tags=tuple(json.loads(row[7])),
+        created=row[8],
+        updated=row[9],
+        sources=tuple(
+            Source(capture=capture, unit=unit, quote=quote, blob=blob)
+            for capture, unit, quote, blob in json.loads(row[10])
+        ),
+        supersedes=tuple(Supersedes(id=old, commit=commit) for old, commit in json.loads(row[11])),
+    )
     return MemoryRow(
-        rowid=int(rowid),  # type: ignore[call-overload]
-        path=str(path),
-        blob=str(blob),
-        id=str(memory_id),
-        type=str(kind),
-        scope=str(scope),
-        title=str(title),
-        tags=tuple(json.loads(str(tags))),
-        created=created,  # type: ignore[arg-type]
-        updated=updated,  # type: ignore[arg-type]
-        sources=tuple(tuple(item) for item in json.loads(str(sources))),
-        supersedes=tuple(tuple(item) for item in json.loads(str(supersedes))),
-        score=-float(row[12]),  # type: ignore[arg-type]
-        ref=str(row[13]) if offset else None,
-        target=str(row[14]) if offset else None,
+        rowid=row[0],
+        score=-float(row[12]),
+        memory=memory,
+        ref=row[13] if retired else None,
+        target=row[14] if retired else None,
     )
 
 
@@ -232,20 +215,19 @@ def search_messages(
 
 
 def _message_row(row: Sequence[Any], score: float) -> MessageRow:
-    return MessageRow(
-        rowid=row[0],
-        path=row[1],
-        idx=row[2],
+    turn = Turn(
+        file=row[1],
         blob=row[3],
         source=row[4],
         session=row[5],
         seq=row[6],
         thread=row[7],
         timestamp=row[8],
-        role=row[9],
-        name=row[10],
-        archived=row[11],
-        score=score,
+        messages=(),
+    )
+    message = Message(role=row[9], content="", name=row[10])
+    return MessageRow(
+        rowid=row[0], score=score, turn=turn, index=row[2], message=message, archived=row[11]
     )
 
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from memgit.capture.turn import moment
+from memgit.capture.turn import Turn, moment
 from memgit.evidence import EvidenceUnit, units_of
-from memgit.index.documents import TurnDoc, read_capture
+from memgit.index.documents import read_capture
 from memgit.layout import run_moment
 from memgit.store.tree import read_blob
 
@@ -180,11 +180,9 @@ def _processed_at(capture: CaptureRow, decided_at: dict[str, float]) -> float:
 
 def capture_row(path: str, blob: str, data: bytes) -> CaptureRow:
     """The row of capture file ``data`` (InvalidInputError if it cannot be read)."""
-    return capture_row_of(read_capture(data, path=path, blob=blob))
+    return capture_row_of(read_capture(data, path=path, blob=blob), path=path, blob=blob)
 
 
-def capture_row_of(turn: TurnDoc) -> CaptureRow:
-    units = units_of(turn, capture=turn.path, blob=turn.blob)
-    return CaptureRow(
-        turn.path, turn.blob, turn.timestamp, tuple(u.id for u in units if u.can_support)
-    )
+def capture_row_of(turn: Turn, *, path: str, blob: str) -> CaptureRow:
+    units = units_of(turn, capture=path, blob=blob)
+    return CaptureRow(path, blob, turn.timestamp, tuple(u.id for u in units if u.can_support))
