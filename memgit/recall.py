@@ -40,6 +40,7 @@ from memgit.pack import (
     TurnHit,
 )
 from memgit.revisions import last_change, resolve_as_of
+from memgit.store.tree import read_commit
 
 MAX_PROBLEMS_SHOWN = 20
 # --exclude-thread pages through ranked memories at most this many times.
@@ -242,9 +243,8 @@ class _Collector:
         self, row: search.MemoryRow, terms: list[str], *, retired: bool = False
     ) -> MemoryHit:
         memory = row.memory
-        assert memory.blob is not None  # a row read back from the index names its blob
         uncommitted = not retired and memory.path in self.snap.files
-        data = self._blob(memory.blob) if retired else self.snap.data(memory.path, memory.blob)
+        data = self._blob(row.blob) if retired else self.snap.data(memory.path, row.blob)
         body = memory_body(data) if data is not None else None
         snippet = self.highlighter.snippet(body.strip() or memory.title) if body else ""
         if retired:
@@ -252,7 +252,7 @@ class _Collector:
         elif uncommitted:
             commit = None
         else:
-            commit = self._last_change(memory.path, memory.blob)
+            commit = self._last_change(memory.path, row.blob)
         return MemoryHit(
             memory=memory,
             snippet=snippet,
@@ -278,8 +278,7 @@ class _Collector:
         if key not in cache:
             if len(cache) > 10_000:
                 cache.clear()
-            start = self.snap.repo.get(start_id)
-            assert isinstance(start, pygit2.Commit)
+            start = read_commit(self.snap.repo, start_id)
             cache[key] = last_change(self.snap.repo, start, path, blob)
         return cache[key]
 
@@ -406,12 +405,11 @@ class _Collector:
 
     def _message_text(self, row: search.MessageRow) -> str | None:
         turn = row.turn
-        assert turn.blob is not None  # a row read back from the index names its blob
-        data = self.snap.data(turn.path, turn.blob)
+        data = self.snap.data(turn.path, row.blob)
         if data is None:
             return None
         try:
-            return read_capture(data, path=turn.path, blob=turn.blob).messages[row.index].content
+            return read_capture(data, path=turn.path, blob=row.blob).messages[row.index].content
         except (InvalidInputError, IndexError):
             return None
 

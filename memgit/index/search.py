@@ -45,6 +45,7 @@ class MemoryRow:
     rowid: int
     score: float
     memory: Memory
+    blob: str  # the blob the index read it from (also memory.blob)
     ref: str | None = None
     target: str | None = None
 
@@ -57,6 +58,7 @@ class MessageRow:
     rowid: int
     score: float
     turn: Turn
+    blob: str  # the blob the index read it from (also turn.blob)
     index: int
     message: Message
     archived: str | None = None
@@ -123,6 +125,7 @@ def memory_row(row: Sequence[Any], *, retired: bool = False) -> MemoryRow:
         rowid=row[0],
         score=-float(row[12]),
         memory=memory,
+        blob=row[2],
         ref=row[13] if retired else None,
         target=row[14] if retired else None,
     )
@@ -227,7 +230,13 @@ def _message_row(row: Sequence[Any], score: float) -> MessageRow:
     )
     message = Message(role=row[9], content="", name=row[10])
     return MessageRow(
-        rowid=row[0], score=score, turn=turn, index=row[2], message=message, archived=row[11]
+        rowid=row[0],
+        score=score,
+        turn=turn,
+        blob=row[3],
+        index=row[2],
+        message=message,
+        archived=row[11],
     )
 
 
