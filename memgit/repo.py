@@ -69,6 +69,19 @@ class MemoryRepo:
         """Create or adopt a repository at ``path``; running it again is safe."""
         return init_repository(Path(path))
 
+    def close(self) -> None:
+        """Close the derived store's connection (a long-running program's repositories;
+        a dropped MemoryRepo closes it too)."""
+        index: LexicalIndex | None = getattr(self, "_lexical_index", None)
+        if index is not None:
+            index.close()
+
+    def __enter__(self) -> MemoryRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @property
     def workdir(self) -> Path:
         return Path(self.git.workdir)

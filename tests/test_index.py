@@ -575,3 +575,14 @@ def test_an_index_held_by_another_writer_is_index_busy(
         holder.execute("ROLLBACK")
         holder.close()
         waiter.close()
+
+
+def test_a_closed_repository_lets_go_of_the_store(seeded: Path) -> None:
+    """``close()`` (or leaving ``with``) closes the store's connection: the file can be
+    replaced at once, as a program that opens many repositories needs."""
+    with MemoryRepo.open(seeded) as repo:
+        assert ids(repo.recall("postgres")) == ["pgversion01"]
+        index = repo._recall_index()
+        assert index._conn is not None
+    assert index._conn is None
+    repo.close()  # a second close is harmless
