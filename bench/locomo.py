@@ -332,7 +332,7 @@ def choose(
 
 
 def set_message_weights(context: tuple[float, float]) -> None:
-    from memgit.index import search
+    from memgit.derived import search
 
     search.MESSAGE_WEIGHTS = (1.0, 0.5, *context)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memgit.index import database, refresh, rows, search, tokens
+from memgit.derived import database, refresh, rows, search, tokens
 
 ORIGINAL = {
     "schema": database._SCHEMA,

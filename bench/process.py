@@ -351,9 +351,9 @@ def child_run(repo: Path, backend_name: str, url: str | None, profile_to: str | 
     # Imports happen before the clock starts, the rules backend's included.
     import memgit.gate.backends.rules
     import memgit.process  # noqa: F401
+    from memgit.derived.lexical import LexicalIndex
     from memgit.gate.backends import make_backend
     from memgit.gate.backends.openai import OpenAIBackend
-    from memgit.index.lexical import LexicalIndex
     from memgit.process import process_inbox
     from memgit.repo import MemoryRepo
 

@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recall_corpus import build_corpus
 
-from memgit.index.search import MEMORY_WEIGHTS, MESSAGE_WEIGHTS
-from memgit.index.tokens import parse_query
+from memgit.derived.search import MEMORY_WEIGHTS, MESSAGE_WEIGHTS
+from memgit.derived.tokens import parse_query
 from memgit.repo import MemoryRepo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -257,7 +257,7 @@ def measure_overlay(repo: Path, runs: int = 3) -> dict[str, Any]:
     """What finding uncommitted edits costs: git's status, libgit2's, a Python stat walk."""
     import pygit2
 
-    from memgit.index import overlay
+    from memgit.derived import overlay
 
     git_dir, workdir = repo / ".git", repo
     found: dict[str, list[float]] = {

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.index.lexical import LexicalIndex, Snapshot
-from memgit.index.overview import read_overview
-from memgit.index.refresh import Progress
+from memgit.derived.lexical import LexicalIndex, Snapshot
+from memgit.derived.overview import read_overview
+from memgit.derived.refresh import Progress
 from memgit.memory import Memory
 
 MAX_LIST = 50

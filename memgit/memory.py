@@ -77,7 +77,7 @@ class Supersedes:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Memory:
     """A memory, however it was read: strictly by :func:`parse_memory` (hooks, runs),
-    fast by :func:`memgit.index.documents.read_memory` (the index, which may lack
+    fast by :func:`memgit.derived.documents.read_memory` (the index, which may lack
     ``created``/``updated``), or back from the index's rows (no body, origin, author
     or source offsets: recall reads the blob when it needs the body).
 

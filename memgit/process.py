@@ -27,6 +27,8 @@ from memgit.constants import (
     TRAILER_BACKEND,
     TRAILER_RUN,
 )
+from memgit.derived.lexical import LexicalIndex
+from memgit.derived.lookup import IndexLookup
 from memgit.errors import Problem
 from memgit.evidence import EvidenceUnit
 from memgit.gate.backends import Backend
@@ -38,8 +40,6 @@ from memgit.gate.contract import (
 )
 from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import Governance
-from memgit.index.lexical import LexicalIndex
-from memgit.index.lookup import IndexLookup
 from memgit.jsonio import render_json
 from memgit.related import related_memories
 from memgit.retention import expire_inbox

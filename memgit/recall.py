@@ -1,6 +1,6 @@
 """The recall flow: a query in, an evidence pack out, misses explained.
 
-The index (memgit/index/) ranks; this module decides what to show: filters,
+The index (memgit/derived/) ranks; this module decides what to show: filters,
 ``--exclude-thread``, provenance (the commit that last changed each memory,
 its sources and, on request, the captured turns behind them) and the trace
 that says why a query found nothing: terms found nowhere, matches hidden by
@@ -18,13 +18,13 @@ import pygit2
 
 from memgit.capture.turn import Turn
 from memgit.constants import MAX_RECALL_K, MAX_SEQ
+from memgit.derived import search
+from memgit.derived.documents import memory_body, read_capture
+from memgit.derived.lexical import LexicalIndex, Snapshot
+from memgit.derived.refresh import Progress
+from memgit.derived.snippets import Highlighter
+from memgit.derived.tokens import CJK_RUN, Query, parse_query
 from memgit.errors import InvalidInputError, UsageError
-from memgit.index import search
-from memgit.index.documents import memory_body, read_capture
-from memgit.index.lexical import LexicalIndex, Snapshot
-from memgit.index.refresh import Progress
-from memgit.index.snippets import Highlighter
-from memgit.index.tokens import CJK_RUN, Query, parse_query
 from memgit.layout import check_scope
 from memgit.memory import Source
 from memgit.pack import (

@@ -2,7 +2,7 @@
 
 Seeing them lets a backend choose UPDATE or SUPERSEDE over a near-duplicate
 CREATE. They are found by the recall index (memories sharing the units' most
-distinctive words, see :mod:`memgit.index.similar`) and read from the tree the
+distinctive words, see :mod:`memgit.derived.similar`) and read from the tree the
 run builds on through the index's fast reader: they are context for the
 backend, not input memgit trusts (the hooks check every file that changes).
 """
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 import pygit2
 
+from memgit.derived.documents import read_memory
+from memgit.derived.lexical import LexicalIndex, Snapshot
+from memgit.derived.search import MemoryRow
+from memgit.derived.similar import similar_memories
 from memgit.errors import MemgitError
 from memgit.evidence import EvidenceUnit
-from memgit.index.documents import read_memory
-from memgit.index.lexical import LexicalIndex, Snapshot
-from memgit.index.search import MemoryRow
-from memgit.index.similar import similar_memories
 from memgit.memory import Memory
 from memgit.store.tree import blob_at, read_blob
 

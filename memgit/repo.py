@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from memgit.process import ProcessResult
 
 if TYPE_CHECKING:
-    from memgit.index.lexical import IndexStatus, LexicalIndex
-    from memgit.index.refresh import Progress
+    from memgit.derived.lexical import IndexStatus, LexicalIndex
+    from memgit.derived.refresh import Progress
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
 
@@ -170,7 +170,7 @@ class MemoryRepo:
         parsed = [
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
-        from memgit.index.lookup import IndexLookup
+        from memgit.derived.lookup import IndexLookup
 
         return capture_turns(
             self.git,
@@ -181,7 +181,7 @@ class MemoryRepo:
             progress=progress,
         )
 
-    # -- recall (memgit/recall.py, memgit/map.py, memgit/index/) --------------
+    # -- recall (memgit/recall.py, memgit/map.py, memgit/derived/) --------------
 
     def recall(
         self,
@@ -239,7 +239,7 @@ class MemoryRepo:
         """One index handle per MemoryRepo, so queries after the first are warm."""
         index: LexicalIndex | None = getattr(self, "_lexical_index", None)
         if index is None:
-            from memgit.index.lexical import LexicalIndex
+            from memgit.derived.lexical import LexicalIndex
 
             index = LexicalIndex(self.git)
             self._lexical_index = index

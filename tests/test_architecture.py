@@ -63,8 +63,8 @@ def test_only_store_writes_through_pygit2(module: Path) -> None:
 
 
 @pytest.mark.parametrize("module", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_only_index_uses_sqlite(module: Path) -> None:
-    if module.relative_to(PACKAGE).parts[0] == "index":
+def test_only_the_derived_store_uses_sqlite(module: Path) -> None:
+    if module.relative_to(PACKAGE).parts[0] == "derived":
         return
     assert "sqlite3" not in _imports(ast.parse(module.read_text("utf-8")))
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgit.capture.turn import Message, Turn, parse_capture, render_capture
+from memgit.derived.documents import read_capture, read_memory
 from memgit.errors import InvalidInputError, MemgitError
-from memgit.index.documents import read_capture, read_memory
 from memgit.layout import (
     capture_path,
     check_memory_id,

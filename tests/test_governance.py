@@ -38,13 +38,13 @@ from governance_corpus import repos
 from memgit import MemoryRepo
 from memgit.capture.read import parse_turn
 from memgit.capture.redact import KINDS
+from memgit.derived.lexical import LexicalIndex
+from memgit.derived.lookup import IndexLookup
 from memgit.errors import InvalidInputError, MemgitError
 from memgit.gate.contract import EVIDENCE_CHECKS, GateOutputError
 from memgit.governance import evidence, schemas, secrets, supersession
 from memgit.governance.checks import CHECKS, Governance, check_tree
 from memgit.governance.verify import resolve_commits, verify
-from memgit.index.lexical import LexicalIndex
-from memgit.index.lookup import IndexLookup
 from memgit.init import DEFAULT_PRE_COMMIT_CONFIG
 from memgit.layout import capture_path, check_segment
 from memgit.state.lookup import TreeWalk

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from memgit.derived.lexical import LexicalIndex
 from memgit.governance.checks import Governance
-from memgit.index.lexical import LexicalIndex
 from memgit.recall import RecallOptions, recall
 from memgit.repo import MemoryRepo
 from memgit.state.lookup import TreeWalk
@@ -560,8 +560,8 @@ def test_an_index_held_by_another_writer_is_index_busy(
 ) -> None:
     """A writer that waited out the busy timeout is told so by code (index-busy, a
     conflict), classified by SQLite's result code rather than the message's words."""
+    from memgit.derived import database
     from memgit.errors import ConflictError
-    from memgit.index import database
 
     monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 50)
     path = tmp_path / "index.sqlite"

@@ -1,5 +1,5 @@
 """The checks' questions about whole trees (memory ids to paths, memories of a type or
-scope), answered by the derived store (``memgit/index/lookup.py``) for memgit's own
+scope), answered by the derived store (``memgit/derived/lookup.py``) for memgit's own
 commits and by a walk of the tree (``memgit/state/lookup.py``) for the hooks: the
 answer must be the tree's own, whether the store is stamped with that tree, with an
 older one (commits made with git since memgit last refreshed it), or with a tree the
@@ -14,11 +14,11 @@ import pygit2
 import pytest
 
 from memgit import MemoryRepo
+from memgit.derived.lexical import LexicalIndex
+from memgit.derived.lookup import IndexLookup
 from memgit.governance.schemas import iter_schema_problems
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import view_of_commit
-from memgit.index.lexical import LexicalIndex
-from memgit.index.lookup import IndexLookup
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import iter_blobs
 

@@ -152,8 +152,8 @@ def assert_clean(path: Path) -> None:
 
 def pending_units(path: Path) -> list[str]:
     """Supporting unit ids still waiting for the Gate, derived by memgit from the tree."""
-    from memgit.index.lexical import LexicalIndex
-    from memgit.index.lookup import IndexLookup
+    from memgit.derived.lexical import LexicalIndex
+    from memgit.derived.lookup import IndexLookup
     from memgit.state.processing import processing_state
 
     repo = open_repo(path)

@@ -27,12 +27,12 @@ from test_process import answer, capture, configure, cpath, open_repo, unit, use
 
 from memgit.capture.turn import moment, parse_capture
 from memgit.constants import INDEX_FILE
+from memgit.derived import lookup as index_lookup
+from memgit.derived.database import SCHEMA_VERSION
+from memgit.derived.lexical import LexicalIndex
+from memgit.derived.lookup import IndexLookup
 from memgit.errors import InvalidInputError
 from memgit.evidence import units_of
-from memgit.index import lookup as index_lookup
-from memgit.index.database import SCHEMA_VERSION
-from memgit.index.lexical import LexicalIndex
-from memgit.index.lookup import IndexLookup
 from memgit.runrecord import parse_run_record
 from memgit.state import lookup as state_lookup
 from memgit.state.lookup import TreeWalk
@@ -313,8 +313,8 @@ def test_processes_filling_the_store_at_once_agree(history: Path) -> None:
     script = (
         "import sys, json\n"
         "from memgit import MemoryRepo\n"
-        "from memgit.index.lexical import LexicalIndex\n"
-        "from memgit.index.lookup import IndexLookup\n"
+        "from memgit.derived.lexical import LexicalIndex\n"
+        "from memgit.derived.lookup import IndexLookup\n"
         "from memgit.state.processing import processing_state\n"
         "repo = MemoryRepo.open(sys.argv[1]).git\n"
         "lookup = IndexLookup(LexicalIndex(repo))\n"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from memgit import MemoryRepo
-from memgit.index.lexical import LexicalIndex
-from memgit.index.search import search_memories
-from memgit.index.similar import similar_memories
-from memgit.index.tokens import parse_query
+from memgit.derived.lexical import LexicalIndex
+from memgit.derived.search import search_memories
+from memgit.derived.similar import similar_memories
+from memgit.derived.tokens import parse_query
 
 from recall_fixtures import commit_all, memory, write_memory
 

@@ -37,7 +37,7 @@ class Turn:
     """One turn of a conversation as memgit stores it (after redaction).
 
     Read strictly by :func:`parse_capture` (capture, hooks, runs) or fast by
-    :func:`memgit.index.documents.read_capture` (the index, which sets ``file``
+    :func:`memgit.derived.documents.read_capture` (the index, which sets ``file``
     and ``blob``: where it read the turn; the strict parser sets neither, so its
     :attr:`path` is where the file belongs). Rows read back from the index hold
     no messages.

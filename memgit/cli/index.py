@@ -10,12 +10,12 @@ import click
 from memgit.cli.output import emit_json
 
 if TYPE_CHECKING:
-    from memgit.index.lexical import IndexStatus
+    from memgit.derived.lexical import IndexStatus
 
 
 @click.group()
 def index() -> None:
-    """The recall index: a cache in .git/memgit/index.sqlite.
+    """The recall index: a cache in .git/memgit/derived.sqlite.
 
     You never need these commands for correct results: recall brings the
     index in line with HEAD, the retired refs and your uncommitted edits

@@ -42,7 +42,7 @@ class Governance:
     """The commit engine's guard: refuse what any published hook would refuse.
 
     ``lookup`` answers the checks' questions about whole trees: memgit's commands
-    pass the derived store's (:class:`~memgit.index.lookup.IndexLookup`)."""
+    pass the derived store's (:class:`~memgit.derived.lookup.IndexLookup`)."""
 
     def __init__(self, lookup: Lookup) -> None:
         self.lookup = lookup

@@ -28,11 +28,11 @@ from memgit.apply import apply_gate_output
 from memgit.capture.turn import parse_capture
 from memgit.catalog import Catalog
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
+from memgit.derived.documents import read_capture
 from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
-from memgit.index.documents import read_capture
 from memgit.memory import Memory, parse_memory
 from memgit.runrecord import RunRecord, parse_run_record
 from memgit.settings import Settings, gate_setting

@@ -4,7 +4,7 @@
 memory the question needs. The hooks and ``memgit verify`` use it, so what CI
 and a pre-receive hook check depends on the repository alone.
 
-:class:`~memgit.index.lookup.IndexLookup` answers from the derived store
+:class:`~memgit.derived.lookup.IndexLookup` answers from the derived store
 (which holds the rows of the tree it is stamped with) corrected by the files
 that differ between that tree and the one asked about. memgit's own commands
 use it: a run's checks then cost what its change costs, not what the history
@@ -24,8 +24,8 @@ from typing import Protocol, TypeVar
 import pygit2
 
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
+from memgit.derived.documents import is_capture_path, read_memory
 from memgit.errors import MemgitError
-from memgit.index.documents import is_capture_path, read_memory
 from memgit.runrecord import read_coverage
 from memgit.state.processing import CoverageRow, Inbox, capture_row
 from memgit.store.tree import iter_blobs, read_blob

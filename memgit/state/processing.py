@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from memgit.capture.turn import Turn, moment
+from memgit.derived.documents import read_capture
 from memgit.evidence import EvidenceUnit, units_of
-from memgit.index.documents import read_capture
 from memgit.layout import run_moment
 from memgit.store.tree import read_blob
 

@@ -14,9 +14,9 @@ import pygit2
 
 from memgit.catalog import find_memory_file
 from memgit.constants import REFS_RETIRED
+from memgit.derived import rows
+from memgit.derived.documents import read_memory
 from memgit.errors import InvalidInputError
-from memgit.index import rows
-from memgit.index.documents import read_memory
 from memgit.store.tree import read_blob
 
 

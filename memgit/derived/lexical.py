@@ -22,11 +22,10 @@ from typing import Any, TypeVar
 import pygit2
 
 from memgit.constants import CACHE_DIR, INDEX_FILE
-from memgit.errors import MemgitError
-from memgit.index import database as db
-from memgit.index import overlay
-from memgit.index.archive import Archived, archive_as_of, load_archive, write_changes
-from memgit.index.refresh import (
+from memgit.derived import database as db
+from memgit.derived import overlay
+from memgit.derived.archive import Archived, archive_as_of, load_archive, write_changes
+from memgit.derived.refresh import (
     EMPTY_TREE,
     GitState,
     OverlayView,
@@ -42,8 +41,9 @@ from memgit.index.refresh import (
     refresh,
     tree_of,
 )
-from memgit.index.retired import sync_retired
-from memgit.index.rows import delete_retired
+from memgit.derived.retired import sync_retired
+from memgit.derived.rows import delete_retired
+from memgit.errors import MemgitError
 from memgit.store.tree import read_commit
 
 T = TypeVar("T")

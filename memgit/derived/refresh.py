@@ -23,25 +23,25 @@ import pygit2
 
 from memgit.capture.turn import Turn
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
-from memgit.errors import InvalidInputError
-from memgit.index import database as db
-from memgit.index import rows
-from memgit.index import state_rows as state_table
-from memgit.index.archive import (
+from memgit.derived import database as db
+from memgit.derived import rows
+from memgit.derived import state_rows as state_table
+from memgit.derived.archive import (
     Archived,
     ArchiveLookup,
     archive_changes,
     archive_of,
     write_changes,
 )
-from memgit.index.archive import Progress as Progress
-from memgit.index.documents import (
+from memgit.derived.archive import Progress as Progress
+from memgit.derived.documents import (
     is_capture_path,
     is_memory_path,
     read_capture,
     read_memory,
 )
-from memgit.index.retired import read_retired_refs, sync_retired
+from memgit.derived.retired import read_retired_refs, sync_retired
+from memgit.errors import InvalidInputError
 from memgit.runrecord import read_coverage
 from memgit.state.processing import capture_row_of
 from memgit.store.tree import diff_trees, read_blob, read_tree
@@ -93,7 +93,7 @@ def read_git_state(repo: pygit2.Repository, commit: pygit2.Commit | None = None)
 
 def is_current(conn: sqlite3.Connection, state: GitState) -> bool:
     """Whether the index reflects ``state``: its tree, and its commit too, whose
-    history decides the archived turns (memgit.index.archive)."""
+    history decides the archived turns (memgit.derived.archive)."""
     stamp = dict(
         conn.execute("SELECT key, value FROM meta WHERE key IN ('tree', 'commit', 'retired')")
     )
@@ -110,7 +110,7 @@ def is_current(conn: sqlite3.Connection, state: GitState) -> bool:
 class TreeView:
     """Files of a committed tree, by path; ``known`` maps paths to blob ids already
     found (by a tree diff), which saves a path lookup through every tree level.
-    Captures that left the tree are read from ``archive`` (see memgit.index.archive)."""
+    Captures that left the tree are read from ``archive`` (see memgit.derived.archive)."""
 
     def __init__(
         self,

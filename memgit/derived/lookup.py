@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
+from memgit.derived import state_rows as table
+from memgit.derived.documents import is_capture_path
 from memgit.errors import InvalidInputError
-from memgit.index import state_rows as table
-from memgit.index.documents import is_capture_path
 from memgit.runrecord import read_coverage
 from memgit.state.lookup import Kept, MemoryUse, TreeWalk, memories_in
 from memgit.state.processing import CoverageRow, Inbox, capture_row
 from memgit.store.tree import blob_at, diff_trees, read_blob
 
 if TYPE_CHECKING:
-    from memgit.index.lexical import LexicalIndex
+    from memgit.derived.lexical import LexicalIndex
 
 Changes = dict[str, str | None]  # path -> its blob id in the tree asked about, None: gone
 

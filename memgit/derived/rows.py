@@ -1,7 +1,7 @@
 """Rows of the index: memories, captured messages, retired memories, problems.
 
 Every function runs inside the caller's transaction. Text goes through
-:func:`memgit.index.tokens.index_text` (CJK segmentation) on its way in.
+:func:`memgit.derived.tokens.index_text` (CJK segmentation) on its way in.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 
 from memgit.capture.turn import Turn
-from memgit.index.database import FTS_COLUMNS
-from memgit.index.tokens import index_text
+from memgit.derived.database import FTS_COLUMNS
+from memgit.derived.tokens import index_text
 from memgit.memory import Memory
 
 # Context given to a message from the messages before and after it, in characters.

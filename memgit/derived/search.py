@@ -1,6 +1,6 @@
 """Queries over the index: BM25-ranked memories, messages and retired memories.
 
-Every MATCH expression comes from :meth:`memgit.index.tokens.Query.fts` (each
+Every MATCH expression comes from :meth:`memgit.derived.tokens.Query.fts` (each
 term a quoted FTS5 string), never from the user's text.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgit.capture.turn import Message, Turn
-from memgit.index.tokens import quote_term
+from memgit.derived.tokens import quote_term
 from memgit.memory import Memory, Source, Supersedes
 
 # bm25() column weights. memory/retired: title, tags, body, type, scope, id.

@@ -1,7 +1,7 @@
-"""The processing state's rows in the derived store (``.git/memgit/index.sqlite``).
+"""The processing state's rows in the derived store (``.git/memgit/derived.sqlite``).
 
 The recall index and the processing state are refreshed together, by the same
-tree diff, under the same stamp (:mod:`memgit.index.refresh`): ``capture``
+tree diff, under the same stamp (:mod:`memgit.derived.refresh`): ``capture``
 holds the inbox's captures of the stamped tree, ``unit`` their supporting
 units, and ``coverage`` the coverage rows of its run records (with the moment
 of the run, from the record's name). A capture whose every supporting unit a

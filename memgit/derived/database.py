@@ -1,6 +1,6 @@
 """The SQLite file behind recall: schema, opening it safely, and row operations.
 
-The index is a cache in ``.git/memgit/index.sqlite``. It is never trusted
+The index is a cache in ``.git/memgit/derived.sqlite``. It is never trusted
 blindly: a file that is not an SQLite database, is corrupt, or carries another
 schema version (older or newer) is reset or replaced, and the next refresh
 rebuilds it from Git. WAL mode lets readers go on while one writer refreshes;
@@ -16,9 +16,9 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from memgit.derived import state_rows as state_table
+from memgit.derived.tokens import FTS_TOKENIZER
 from memgit.errors import ConflictError
-from memgit.index import state_rows as state_table
-from memgit.index.tokens import FTS_TOKENIZER
 
 SCHEMA_VERSION = 4
 APPLICATION_ID = 0x6D656D67  # "memg"
