@@ -31,7 +31,7 @@ import memgit.store.engine as engine
 from memgit import MemoryRepo
 from memgit.errors import ConflictError
 
-from support import assert_fsck_clean, git
+from support import assert_fsck_clean, git, git_show_many
 
 SEED = int(os.environ.get("MEMGIT_PROCESS_CRASH_SEED", "20261201"))  # vary it to explore
 KILLS = 20
@@ -77,7 +77,7 @@ def process_to_end(path: Path) -> None:
 def tree_files(path: Path, prefix: str) -> dict[str, str]:
     """path -> content of every file under ``prefix`` at HEAD."""
     names = git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", prefix).split()
-    return {name: git(path, "show", f"HEAD:{name}") for name in names}
+    return git_show_many(path, "HEAD", names)
 
 
 def blob_exists(path: Path, rev: str, name: str) -> bool:
