@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from xdist.remote import Producer
+from xdist.scheduler import LoadScopeScheduling
 
 FIXED_DATE = "@1764495000 +0000"
 
@@ -44,3 +46,31 @@ def memrepo(repo_path: Path) -> Iterator[object]:
     from memgit import MemoryRepo
 
     yield MemoryRepo.open(repo_path)
+
+
+# Test files whose tests one xdist worker runs, one after another (by scope name).
+ONE_WORKER = {
+    "tests/test_concurrency.py": "process-storms",
+    "tests/test_crash.py": "process-storms",
+    "tests/test_process_crash.py": "process-storms",
+    "tests/test_precommit_e2e.py": "pre-commit",
+}
+
+
+class OneWorkerScopes(LoadScopeScheduling):
+    """xdist's ``load`` (every test a work unit of its own), except for ONE_WORKER's files."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return ONE_WORKER.get(nodeid.split("::", 1)[0], nodeid)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadScopeScheduling | None:
+    """Under ``-n 2`` the concurrency and SIGKILL tests share one worker, so two process
+    storms never run at once on two cores and starve each other (the SIGKILL campaigns aim
+    their kills by measured run times); the pre-commit tests share one too, so the hook
+    environment and consumer repositories are built once. xdist's ``loadgroup`` would say
+    this with marks, but on pytest 9.2 it silently groups nothing (it rewrites node ids,
+    which pytest 9.2 ignores: pytest-xdist issue 1386)."""
+    if config.getoption("dist") != "load":
+        return None
+    return OneWorkerScopes(config, log)

@@ -24,6 +24,29 @@ def git(path: Path, *args: str, check: bool = True, input: str | None = None) ->
     return done.stdout
 
 
+def git_show_many(path: Path, rev: str, names: list[str]) -> dict[str, str]:
+    """``git show REV:NAME`` for every name, read through one ``git cat-file --batch``:
+    hundreds of blobs cost one process, not one each."""
+    done = subprocess.run(
+        ["git", "-C", str(path), "cat-file", "--batch"],
+        input="".join(f"{rev}:{name}\n" for name in names).encode("utf-8"),
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    out, at, found = done.stdout, 0, {}
+    for name in names:
+        header_end = out.index(b"\n", at)
+        header = out[at:header_end].split()
+        assert len(header) == 3 and header[1] == b"blob", (name, header)
+        start = header_end + 1
+        end = start + int(header[2])
+        found[name] = out[start:end].decode("utf-8")
+        at = end + 1  # the newline after each object's content
+    assert at == len(out)
+    return found
+
+
 def memgit_cli(
     *args: str,
     cwd: Path | None = None,

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import assert_fsck_clean, git
+from support import assert_fsck_clean, git, git_show_many
 
 WORKERS = 8
 TURNS_PER_WORKER = 50
@@ -260,8 +260,9 @@ def memory_contents(path: Path) -> list[tuple[str, str, str]]:
     from memgit.memory import parse_memory
 
     found = []
-    for name in git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "memories").split():
-        memory = parse_memory(git(path, "show", f"HEAD:{name}"), path=name)
+    names = git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "memories").split()
+    for name, text in git_show_many(path, "HEAD", names).items():
+        memory = parse_memory(text, path=name)
         quotes = " | ".join(source.quote for source in memory.sources)
         found.append((memory.title, memory.body.strip(), quotes))
     return sorted(found)
@@ -325,8 +326,9 @@ def test_capturing_processing_and_recalling_at_once_decides_each_unit_once(
 
     MemoryRepo.open(repo_path).process()  # anything a loop left is processed serially
     decided: dict[str, int] = {}
-    for name in git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "runs").split():
-        record = json.loads(git(repo_path, "show", f"HEAD:{name}"))
+    runs = git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "runs").split()
+    for text in git_show_many(repo_path, "HEAD", runs).values():
+        record = json.loads(text)
         for row in record["gate_output"]["coverage"]:
             if row["decision"] != "DEFERRED":
                 decided[row["unit_id"]] = decided.get(row["unit_id"], 0) + 1
@@ -336,8 +338,8 @@ def test_capturing_processing_and_recalling_at_once_decides_each_unit_once(
     serial = tmp_path / "serial"
     MemoryRepo.init(serial)
     turns = []
-    for name in sorted(acknowledged):
-        data = yaml.safe_load(git(repo_path, "show", f"HEAD:{name}"))
+    for text in git_show_many(repo_path, "HEAD", sorted(acknowledged)).values():
+        data = yaml.safe_load(text)
         turns.append({k: data[k] for k in ("source", "session", "seq", "timestamp", "messages")})
     MemoryRepo.open(serial).capture_many(turns)
     MemoryRepo.open(serial).process()

@@ -27,9 +27,11 @@ from typing import Any
 import pytest
 from test_process import configure, pending_units, trailers, turn, user_turn
 
+import memgit.store.engine as engine
 from memgit import MemoryRepo
+from memgit.errors import ConflictError
 
-from support import assert_fsck_clean, git
+from support import assert_fsck_clean, git, git_show_many
 
 SEED = int(os.environ.get("MEMGIT_PROCESS_CRASH_SEED", "20261201"))  # vary it to explore
 KILLS = 20
@@ -75,7 +77,7 @@ def process_to_end(path: Path) -> None:
 def tree_files(path: Path, prefix: str) -> dict[str, str]:
     """path -> content of every file under ``prefix`` at HEAD."""
     names = git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", prefix).split()
-    return {name: git(path, "show", f"HEAD:{name}") for name in names}
+    return git_show_many(path, "HEAD", names)
 
 
 def blob_exists(path: Path, rev: str, name: str) -> bool:
@@ -252,17 +254,26 @@ def run_cli(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_held_run_ref_lock_fails_cleanly(one_run: tuple[Path, str]) -> None:
+def test_a_held_run_ref_lock_fails_cleanly(
+    one_run: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A lock held on the new run's ref: a conflict (not an internal error), and nothing
-    moved, since the branch and the run's ref are set in one transaction."""
+    moved, since the branch and the run's ref are set in one transaction.
+
+    The point is the error and the untouched repository, so the run is made through the
+    API with memgit's wait for a git lock cut from 5 s to 0.2 s.
+    """
     path, run_id = one_run
     head = git(path, "rev-parse", "HEAD")
     lock = path / ".git" / "refs" / "memgit" / "runs" / f"{run_id}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.touch()
-    done = run_cli(path)
-    assert done.returncode == 4, done.stderr
-    assert f"error[git-lock]: refs/memgit/runs/{run_id}: " in done.stderr
+    monkeypatch.setattr(engine, "REF_LOCK_WAIT", 0.2)
+    with pytest.raises(ConflictError) as caught:
+        MemoryRepo.open(path).process()
+    assert (caught.value.code, caught.value.exit_status) == ("git-lock", 4)
+    assert caught.value.path == f"refs/memgit/runs/{run_id}"
+    assert lock.exists()
     assert git(path, "rev-parse", "HEAD") == head
     assert git(path, "status", "--porcelain") == ""
     assert not publishing(path)
