@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 from memgit.layout import run_moment
 from memgit.state.processing import CaptureRow, CoverageRow, SettledCapture
@@ -70,18 +71,8 @@ def delete_record(conn: sqlite3.Connection, path: str) -> list[str]:
 
 def record_units(conn: sqlite3.Connection, records: Iterable[str]) -> list[str]:
     """The units the table's rows of these records are for."""
-    found: list[str] = []
-    wanted = sorted(records)
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        found += [
-            str(unit_id)
-            for (unit_id,) in conn.execute(
-                f"SELECT unit_id FROM coverage WHERE record IN ({marks})", chunk
-            )
-        ]
-    return found
+    sql = "SELECT unit_id FROM coverage WHERE record IN ({})"
+    return [str(unit_id) for (unit_id,) in _in_chunks(conn, sql, records)]
 
 
 def settle(
@@ -137,51 +128,23 @@ def settled_captures(conn: sqlite3.Connection) -> list[SettledCapture]:
 
 def captures_of(conn: sqlite3.Connection, paths: Collection[str]) -> list[CaptureRow]:
     """The rows of these captures (the table's, settled or not)."""
-    found: list[CaptureRow] = []
-    wanted = sorted(paths)
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        found += [
-            CaptureRow(path, blob, timestamp, tuple(units.split()))
-            for path, blob, timestamp, units in conn.execute(
-                f"SELECT path, blob, timestamp, units FROM capture WHERE path IN ({marks})", chunk
-            )
-        ]
-    return found
+    sql = "SELECT path, blob, timestamp, units FROM capture WHERE path IN ({})"
+    return [
+        CaptureRow(path, blob, timestamp, tuple(units.split()))
+        for path, blob, timestamp, units in _in_chunks(conn, sql, paths)
+    ]
 
 
 def captures_of_units(conn: sqlite3.Connection, unit_ids: Collection[str]) -> set[str]:
     """The captures these units are of."""
-    found: set[str] = set()
-    wanted = sorted(unit_ids)
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            str(path)
-            for (path,) in conn.execute(
-                f"SELECT capture FROM unit WHERE unit_id IN ({marks})", chunk
-            )
-        )
-    return found
+    sql = "SELECT capture FROM unit WHERE unit_id IN ({})"
+    return {str(path) for (path,) in _in_chunks(conn, sql, unit_ids)}
 
 
 def coverage_of(conn: sqlite3.Connection, unit_ids: Collection[str]) -> list[CoverageRow]:
     """Every coverage row for one of ``unit_ids``."""
-    wanted = sorted(unit_ids)
-    found: list[CoverageRow] = []
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        found += [
-            CoverageRow(*row)
-            for row in conn.execute(
-                f"SELECT unit_id, decision, record, blob FROM coverage WHERE unit_id IN ({marks})",
-                chunk,
-            )
-        ]
-    return found
+    sql = "SELECT unit_id, decision, record, blob FROM coverage WHERE unit_id IN ({})"
+    return [CoverageRow(*row) for row in _in_chunks(conn, sql, unit_ids)]
 
 
 def problems_under(conn: sqlite3.Connection, *tops: str) -> list[tuple[str, str, str, str]]:
@@ -196,3 +159,13 @@ def problems_under(conn: sqlite3.Connection, *tops: str) -> list[tuple[str, str,
             f"SELECT path, blob, code, message FROM problem WHERE {clauses}", params
         )
     ]
+
+
+def _in_chunks(conn: sqlite3.Connection, sql: str, values: Iterable[str]) -> list[Any]:
+    """The rows of ``sql`` (one ``IN ({})``) for every value, asked ``_CHUNK`` at a time."""
+    wanted = sorted(values)
+    rows: list[Any] = []
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return rows
