@@ -58,15 +58,14 @@ class IndexLookup:
             if inbox is None or runs is None:
                 return self._walk.inbox(tree)
             _raise_problems(conn, tree, set(inbox) | set(runs), (INBOX_DIR, RUNS_DIR))
-            settled = table.settled_captures(conn)
             captures = table.open_captures(conn)
+            again: set[str] = set()
             if inbox or runs:
                 # A capture that changed, or whose units a changed record decides, is
                 # counted again from its rows; the others are as the table has them.
                 changed_rows = self._changed_rows(runs)
                 units = set(table.record_units(conn, runs)) | {r.unit_id for r in changed_rows}
                 again = table.captures_of_units(conn, units) | set(inbox)
-                settled = [c for c in settled if c.path not in again]
                 captures = [c for c in captures if c.path not in again]
                 captures += [
                     c for c in table.captures_of(conn, again - set(inbox)) if c.path not in inbox
@@ -74,11 +73,12 @@ class IndexLookup:
                 for path, blob in inbox.items():
                     if blob is not None and is_capture_path(path):
                         captures.append(capture_row(path, blob, read_blob(self.repo, blob)))
+            done, processed = table.settled(conn, excluding=again)
             wanted = {unit_id for row in captures for unit_id in row.supporting}
             coverage = self._coverage(conn, wanted, runs)
             if runs:
                 coverage += [row for row in changed_rows if row.unit_id in wanted]
-        return Inbox(sorted(captures, key=lambda row: row.path), coverage, settled)
+        return Inbox(sorted(captures, key=lambda row: row.path), coverage, done, processed)
 
     def deciding(self, tree: pygit2.Tree, unit_ids: Collection[str]) -> set[tuple[str, str]]:
         with self._read() as (conn, stamp):

@@ -45,15 +45,6 @@ class CaptureRow:
 
 
 @dataclass(frozen=True, slots=True)
-class SettledCapture:
-    """A capture whose every supporting unit a run decided: all the state needs of it."""
-
-    path: str
-    done_at: float  # when the last of its units was first decided (inf: a run with no time)
-    supporting: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class CoverageRow:
     """One coverage row of a run record: what a run decided for one unit."""
 
@@ -70,7 +61,10 @@ class Inbox:
 
     captures: list[CaptureRow]
     coverage: list[CoverageRow]
-    settled: list[SettledCapture] = field(default_factory=list)
+    # Captures whose every unit a run decided: path -> when the last was first decided
+    # (inf: by a run with no time), and all their units.
+    settled: dict[str, float] = field(default_factory=dict)
+    settled_units: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,7 +119,7 @@ def processing_state(
 
 def _state(lookup: Lookup, tree: pygit2.Tree, max_deferrals: int) -> ProcessingState:
     inbox = lookup.inbox(tree)
-    processed: set[str] = {unit_id for c in inbox.settled for unit_id in c.supporting}
+    processed = set(inbox.settled_units)
     deferred: Counter[str] = Counter()
     decided_at: dict[str, float] = {}  # unit -> when the first run deciding it was made
     for row in inbox.coverage:
@@ -138,7 +132,7 @@ def _state(lookup: Lookup, tree: pygit2.Tree, max_deferrals: int) -> ProcessingS
             decided_at[row.unit_id] = when
     pending: list[PendingCapture] = []
     stuck: list[str] = []
-    done = {capture.path: capture.done_at for capture in inbox.settled}
+    done = dict(inbox.settled)
     for capture in inbox.captures:
         waiting = [unit_id for unit_id in capture.supporting if unit_id not in processed]
         too_often = [u for u in waiting if deferred[u] >= max_deferrals]
