@@ -425,3 +425,29 @@ def test_a_processed_capture_is_one_row_of_the_store(
     state = assert_matches_reference(history)
     assert unit(0) in state.processed and cpath(0) in state.done
     assert sorted(asked) == sorted(waiting(state))  # units 4 and 6, nothing processed
+
+
+def test_the_tree_walk_reads_what_differs_from_the_last_tree(
+    history: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``memgit verify`` asks one walk of each commit in turn: after the first tree,
+    each next one costs the files that differ, and the answers stay the reference's."""
+    repo = open_repo(history).git
+    commits = [c for c in repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE)]
+    walk = TreeWalk(repo)
+    reads = Reads(monkeypatch)
+    for number, commit in enumerate(commits):
+        before = len(reads.captures) + len(reads.records)
+        state = processing_state(walk, commit.tree, max_deferrals=DEFAULT_MAX_DEFERRALS)
+        assert state == reference(repo, commit.tree)
+        read = len(reads.captures) + len(reads.records) - before
+        if number:
+            parent = commits[number - 1].tree
+            changed = [
+                path
+                for path in git(
+                    history, "diff", "--name-only", str(parent.id), str(commit.tree.id)
+                ).split()
+                if path.startswith(("inbox/", "runs/"))
+            ]
+            assert read == len(changed), commit.message

@@ -20,6 +20,7 @@ from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
 from memgit.governance.view import CommitView, diff_paths, view_of_commit
+from memgit.state.lookup import TreeWalk
 from memgit.store.tree import blob_at, iter_blobs
 
 
@@ -135,8 +136,10 @@ def _walk(
     return list(walker)
 
 
-def _view(repo: pygit2.Repository, commit: pygit2.Commit, retirements: Retirements) -> CommitView:
-    view = replace(view_of_commit(repo, commit), retirements=retirements)
+def _view(
+    repo: pygit2.Repository, commit: pygit2.Commit, retirements: Retirements, lookup: TreeWalk
+) -> CommitView:
+    view = replace(view_of_commit(repo, commit, lookup), retirements=retirements)
     if len(commit.parents) < 2:
         return view
     changed = set(view.changed)
@@ -155,8 +158,11 @@ def _view(repo: pygit2.Repository, commit: pygit2.Commit, retirements: Retiremen
 def iter_findings(repo: pygit2.Repository, commits: Iterable[pygit2.Commit]) -> Iterator[Finding]:
     commits = list(commits)
     retirements = history_retirements(repo, [commit.id for commit in commits])
+    # One walk for the whole range: each commit's parent is read as the diff from the
+    # tree asked about before it (in topological order, mostly the commit before).
+    lookup = TreeWalk(repo)
     for commit in commits:
-        for hook, problem in iter_all_problems(_view(repo, commit, retirements)):
+        for hook, problem in iter_all_problems(_view(repo, commit, retirements, lookup)):
             yield Finding(commit=str(commit.id), hook=hook, problem=problem)
 
 

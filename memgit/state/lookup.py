@@ -18,8 +18,8 @@ trees it was asked about (a tree never changes), so it is made per command.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Collection, Iterable
+from typing import Generic, Protocol, TypeVar
 
 import pygit2
 
@@ -27,8 +27,8 @@ from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.derived.documents import is_capture_path, read_memory
 from memgit.errors import MemgitError
 from memgit.runrecord import read_coverage
-from memgit.state.processing import CoverageRow, Inbox, capture_row
-from memgit.store.tree import iter_blobs, read_blob
+from memgit.state.processing import CaptureRow, CoverageRow, Inbox, capture_row
+from memgit.store.tree import diff_trees, iter_blobs, read_blob
 
 T = TypeVar("T")
 MemoryUse = tuple[str, str, str]  # (path, type, scope)
@@ -94,38 +94,94 @@ def memories_in(
     return sorted(found)
 
 
+class _Folder(Generic[T]):
+    """The files of one top folder as of the last tree asked about, each read once, and
+    indexed by ``keys``: the next tree's are found by a diff from the last (``memgit
+    verify`` asks of each commit of a history in turn, so each commit costs its change).
+    A file that cannot be read raises, and the next question reads the folder afresh."""
+
+    def __init__(
+        self,
+        repo: pygit2.Repository,
+        top: str,
+        read: Callable[[str, str], T | None],
+        keys: Callable[[T], Iterable[str]],
+    ) -> None:
+        self.repo, self.top, self.read, self.keys = repo, top, read, keys
+        self.folder: pygit2.Tree | None = None
+        self.seen = False
+        self.files: dict[str, T] = {}
+        self.by_key: dict[str, dict[str, T]] = {}  # key -> {path: value}
+
+    def of(self, tree: pygit2.Tree) -> _Folder[T]:
+        folder = _subfolder(self.repo, tree, self.top)
+        if self.seen and _same(self.folder, folder):
+            return self
+        base = self.folder if self.seen else None
+        try:
+            for name, entry in diff_trees(self.repo, base, folder).items():
+                path = f"{self.top}/{name}"
+                self._drop(path)
+                if entry is not None and entry[1] in _FILE_MODES:
+                    value = self.read(path, str(entry[0]))
+                    if value is not None:
+                        self._put(path, value)
+        except BaseException:
+            self.seen, self.folder, self.files, self.by_key = False, None, {}, {}
+            raise
+        self.folder, self.seen = folder, True
+        return self
+
+    def _put(self, path: str, value: T) -> None:
+        self.files[path] = value
+        for key in self.keys(value):
+            self.by_key.setdefault(key, {})[path] = value
+
+    def _drop(self, path: str) -> None:
+        value = self.files.pop(path, None)
+        if value is not None:
+            for key in self.keys(value):
+                self.by_key.get(key, {}).pop(path, None)
+
+
 class TreeWalk:
-    """Answers read from the tree itself."""
+    """Answers read from the tree itself (its folders as of the last tree asked about
+    are kept, so the next tree's answer reads what differs)."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
         self.kept = Kept()
+        self._captures = _Folder(repo, INBOX_DIR, self._capture, _no_keys)
+        self._records = _Folder(repo, RUNS_DIR, self._record, _record_units)
+        self._memories = _Folder(repo, MEMORIES_DIR, _memory_id, _one_key)
 
     def inbox(self, tree: pygit2.Tree) -> Inbox:
         def walk() -> Inbox:
-            captures = [
-                capture_row(path, blob, read_blob(self.repo, blob))
-                for path, blob in iter_blobs(self.repo, tree, INBOX_DIR)
-                if is_capture_path(path)
-            ]
+            captures = sorted(self._captures.of(tree).files.values(), key=lambda c: c.path)
+            by_unit = self._records.of(tree).by_key
             units = {unit_id for capture in captures for unit_id in capture.supporting}
-            return Inbox(captures, [row for row in self._records(tree) if row.unit_id in units])
+            coverage = [
+                row
+                for unit_id in sorted(units)
+                for rows in by_unit.get(unit_id, {}).values()
+                for row in rows
+                if row.unit_id == unit_id
+            ]
+            return Inbox(captures, coverage)
 
         return self.kept.get("inbox", tree, walk)
 
     def deciding(self, tree: pygit2.Tree, unit_ids: Collection[str]) -> set[tuple[str, str]]:
-        wanted = frozenset(unit_ids)
-        return {(r.record, r.blob) for r in self._records(tree) if r.unit_id in wanted}
+        by_unit = self._records.of(tree).by_key
+        return {
+            (r.record, r.blob)
+            for u in unit_ids
+            for rows in by_unit.get(u, {}).values()
+            for r in rows
+        }
 
     def memory_paths(self, tree: pygit2.Tree, memory_id: str) -> list[str]:
-        def walk() -> dict[str, list[str]]:
-            found: dict[str, list[str]] = {}
-            for path, _ in iter_blobs(self.repo, tree, MEMORIES_DIR):
-                if path.endswith(".md"):
-                    found.setdefault(path.rsplit("/", 1)[1][: -len(".md")], []).append(path)
-            return found
-
-        return sorted(self.kept.get("memory-paths", tree, walk).get(memory_id, []))
+        return sorted(self._memories.of(tree).by_key.get(memory_id, {}))
 
     def memories_using(
         self, tree: pygit2.Tree, *, types: Collection[str], scopes: Collection[str]
@@ -133,13 +189,49 @@ class TreeWalk:
         files = list(iter_blobs(self.repo, tree, MEMORIES_DIR))
         return memories_in(self.repo, files, types=types, scopes=scopes)
 
-    def _records(self, tree: pygit2.Tree) -> list[CoverageRow]:
-        def walk() -> list[CoverageRow]:
-            return [
-                CoverageRow(unit_id, decision, path, blob)
-                for path, blob in iter_blobs(self.repo, tree, RUNS_DIR)
-                if path.endswith(".json")
-                for unit_id, decision in read_coverage(read_blob(self.repo, blob), path=path)
-            ]
+    def _capture(self, path: str, blob: str) -> CaptureRow | None:
+        if not is_capture_path(path):
+            return None
+        return capture_row(path, blob, read_blob(self.repo, blob))
 
-        return self.kept.get("records", tree, walk)
+    def _record(self, path: str, blob: str) -> tuple[CoverageRow, ...] | None:
+        if not path.endswith(".json"):
+            return None
+        rows = read_coverage(read_blob(self.repo, blob), path=path)
+        return tuple(CoverageRow(unit_id, decision, path, blob) for unit_id, decision in rows)
+
+
+_FILE_MODES = (0o100644, 0o100755)
+
+
+def _subfolder(repo: pygit2.Repository, tree: pygit2.Tree, top: str) -> pygit2.Tree | None:
+    try:
+        found = repo[tree[top].id]
+    except KeyError:
+        return None
+    return found if isinstance(found, pygit2.Tree) else None
+
+
+def _same(old: pygit2.Tree | None, new: pygit2.Tree | None) -> bool:
+    return (old.id if old is not None else None) == (new.id if new is not None else None)
+
+
+def _no_keys(value: object) -> tuple[str, ...]:
+    return ()
+
+
+def _record_units(rows: tuple[CoverageRow, ...]) -> set[str]:
+    return {row.unit_id for row in rows}
+
+
+def _memory_id(path: str, blob: str) -> str | None:
+    return path.rsplit("/", 1)[1][: -len(".md")] if path.endswith(".md") else None
+
+
+def _one_key(memory_id: str) -> tuple[str]:
+    return (memory_id,)
+
+
+def _first_rows(records: dict[str, tuple[CoverageRow, ...]]) -> list[CoverageRow]:
+    """One row of each of these records (each names its record)."""
+    return [rows[0] for rows in records.values() if rows]
