@@ -451,3 +451,23 @@ def test_the_tree_walk_reads_what_differs_from_the_last_tree(
                 if path.startswith(("inbox/", "runs/"))
             ]
             assert read == len(changed), commit.message
+
+
+def test_a_committed_capture_with_no_real_time_is_an_error_not_a_crash(history: Path) -> None:
+    """A capture committed past the hooks with a timestamp that names no time (and no
+    unit to decide, so only its own time says when it was done) is named by both lookups."""
+    path = "inbox/test-agent/64/s1/000009.yaml"
+    (history / path).write_text(
+        "source: test-agent\nsession: s1\nseq: 9\ntimestamp: yesterday\n"
+        "messages:\n- role: assistant\n  content: hello\n",
+        "utf-8",
+    )
+    git(history, "add", path)
+    git(history, "commit", "-q", "--no-verify", "-m", "a capture with no real time")
+    with pytest.raises(InvalidInputError) as caught:
+        state_of(history)
+    assert (caught.value.code, caught.value.path) == ("schema", path)
+    repo = open_repo(history).git
+    with pytest.raises(InvalidInputError) as walked:
+        processing_state(TreeWalk(repo), repo.head.peel(pygit2.Tree), max_deferrals=3)
+    assert (walked.value.code, walked.value.field) == ("schema", "timestamp")

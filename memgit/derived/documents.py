@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from memgit.capture.turn import Message, Turn
+from memgit.capture.turn import Message, Turn, moment
 from memgit.errors import InvalidInputError
 from memgit.memory import Memory, Source, Supersedes
 from memgit.yamlio import parse_yaml, split_front_matter
@@ -127,13 +127,18 @@ def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
         for kind, count in (found.items() if isinstance(found, dict) else ())
         if isinstance(kind, str) and isinstance(count, int)
     }
+    timestamp = _text(value, "timestamp", where)
+    try:
+        moment(timestamp)  # what retention and the prompt count time from
+    except ValueError:
+        raise _field_error(path, "timestamp", "an ISO 8601 time") from None
     return Turn(
         file=path,
         blob=blob,
         source=_text(value, "source", where),
         session=_text(value, "session", where),
         seq=seq,
-        timestamp=_text(value, "timestamp", where),
+        timestamp=timestamp,
         thread=thread if isinstance(thread, str) else None,
         messages=tuple(messages),
         redactions=redactions,

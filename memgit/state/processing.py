@@ -138,8 +138,7 @@ def _state(lookup: Lookup, tree: pygit2.Tree, max_deferrals: int) -> ProcessingS
         too_often = [u for u in waiting if deferred[u] >= max_deferrals]
         stuck += too_often
         if len(waiting) > len(too_often):
-            closed = processed.union(too_often)
-            pending.append(_pending(lookup.repo, capture, closed))
+            pending.append(_pending(lookup.repo, capture, processed, frozenset(too_often)))
         elif not too_often:
             done[capture.path] = _processed_at(capture, decided_at)
     pending.sort(key=lambda capture: (capture.timestamp, capture.path))
@@ -151,11 +150,15 @@ def _state(lookup: Lookup, tree: pygit2.Tree, max_deferrals: int) -> ProcessingS
     )
 
 
-def _pending(repo: pygit2.Repository, capture: CaptureRow, closed: set[str]) -> PendingCapture:
+def _pending(
+    repo: pygit2.Repository, capture: CaptureRow, processed: set[str], stuck: frozenset[str]
+) -> PendingCapture:
     """The capture with its units; those processed or stuck can no longer support."""
     turn = read_capture(read_blob(repo, capture.blob), path=capture.path, blob=capture.blob)
     units = tuple(
-        replace(unit, can_support=False) if unit.can_support and unit.id in closed else unit
+        replace(unit, can_support=False)
+        if unit.can_support and (unit.id in processed or unit.id in stuck)
+        else unit
         for unit in units_of(turn, capture=capture.path, blob=capture.blob)
     )
     return PendingCapture(
