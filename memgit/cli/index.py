@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 @click.group()
 def index() -> None:
-    """The recall index: a cache in .git/memgit/derived.sqlite.
+    """The recall index: a cache in .git/memgit/index.sqlite.
 
     You never need these commands for correct results: recall brings the
     index in line with HEAD, the retired refs and your uncommitted edits

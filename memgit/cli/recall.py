@@ -68,7 +68,7 @@ def recall(
     with the memory that superseded each. An empty answer means "retry with
     other words", never "there is nothing".
 
-    The index lives in .git/memgit/derived.sqlite and follows HEAD and your
+    The index lives in .git/memgit/index.sqlite and follows HEAD and your
     uncommitted edits by itself; see `memgit index --help`.
     """
     from memgit.cli.progress import progress_bar

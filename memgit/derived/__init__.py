@@ -1,4 +1,4 @@
-"""The derived store: one SQLite file, ``.git/memgit/derived.sqlite``, stamped with a tree.
+"""The derived store: one SQLite file, ``.git/memgit/index.sqlite``, stamped with a tree.
 
 It holds the recall index (SQLite FTS5 with BM25) and the processing state's
 rows, both refreshed from the same tree diff. ``lexical.LexicalIndex`` owns

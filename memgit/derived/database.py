@@ -1,6 +1,6 @@
 """The SQLite file behind recall: schema, opening it safely, and row operations.
 
-The index is a cache in ``.git/memgit/derived.sqlite``. It is never trusted
+The index is a cache in ``.git/memgit/index.sqlite``. It is never trusted
 blindly: a file that is not an SQLite database, is corrupt, or carries another
 schema version (older or newer) is reset or replaced, and the next refresh
 rebuilds it from Git. WAL mode lets readers go on while one writer refreshes;

@@ -1,4 +1,4 @@
-"""The processing state's rows in the derived store (``.git/memgit/derived.sqlite``).
+"""The processing state's rows in the derived store (``.git/memgit/index.sqlite``).
 
 The recall index and the processing state are refreshed together, by the same
 tree diff, under the same stamp (:mod:`memgit.derived.refresh`): ``capture``
