@@ -179,17 +179,17 @@ def test_deep_nesting_fails_fast_without_recursion_error(
     depth: int, opening: str, closing: str
 ) -> None:
     for text in (opening * depth, opening * depth + "0" + closing * depth):
-        started = time.perf_counter()
+        started = time.process_time()
         err = refused(text)
-        assert time.perf_counter() - started < 2
+        assert time.process_time() - started < 2
         assert err.code == "json-too-deep"
 
 
 @pytest.mark.parametrize("tail", ["", "\\"])
 def test_hostile_quoting_is_scanned_in_linear_time(tail: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     err = refused('"' + '\\"' * 200_000 + tail)
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
     assert err.code == "invalid-json"
 
 

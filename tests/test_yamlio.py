@@ -120,9 +120,9 @@ def test_escaped_surrogate_pairs_are_joined() -> None:
 
 
 def test_billion_laughs_fails_fast_at_the_first_anchor() -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     err = refused(BILLION_LAUGHS, "yaml-alias")
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     assert err.field == "line 1, column 4"
     assert "anchor &a" in err.message
 
@@ -274,9 +274,10 @@ def test_nesting_is_limited() -> None:
 
 @pytest.mark.parametrize("text", ["[" * 1_000_000, "- " * 100_000 + "x", "{a: " * 100_000])
 def test_deep_nesting_fails_fast(text: str) -> None:
-    started = time.perf_counter()
+    # CPU time, not wall time: two suite workers and a benchmark share two cores.
+    started = time.process_time()
     refused(text, "yaml-too-deep")
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
 
 
 def test_lone_surrogate_escape_is_refused() -> None:
