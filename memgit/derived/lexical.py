@@ -153,7 +153,8 @@ class LexicalIndex:
         # A connection sits in a reference cycle (sqlite3's statement cache), so it is
         # freed only by the cyclic collector: close it with the index that owns it, or
         # a dropped MemoryRepo keeps the file open (and its WAL locks held) for a while.
-        self.close()
+        if getattr(self, "_conn", None) is not None:  # (an __init__ that failed set none)
+            self.close()
 
     def _recover(self, err: sqlite3.DatabaseError) -> None:
         """Replace a database that turned out corrupt while in use."""
