@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from memgit.errors import InvalidInputError
-from memgit.jsonio import json_fields
+from memgit.jsonio import decode_utf8, json_fields
 from memgit.layout import memory_path
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import join_front_matter, split_front_matter
@@ -125,14 +125,7 @@ def render_memory(memory: Memory) -> str:
 
 def parse_memory(text: str | bytes, *, path: str) -> Memory:
     """Parse and check a memory file; the id must match the file name."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise InvalidInputError(
-                f"not valid UTF-8 at byte {err.start}", code="invalid-utf8", path=path
-            ) from err
-    data, body = split_front_matter(text, source=path)
+    data, body = split_front_matter(decode_utf8(text, source=path), source=path)
     problems = list(iter_schema_problems(data, "memory", path=path))
     if problems:
         raise InvalidInputError.from_problems(problems)

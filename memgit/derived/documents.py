@@ -27,6 +27,7 @@ from typing import Any
 
 from memgit.capture.turn import Message, Turn, moment
 from memgit.errors import InvalidInputError
+from memgit.jsonio import decode_utf8
 from memgit.memory import Memory, Source, Supersedes
 from memgit.yamlio import parse_yaml, split_front_matter
 
@@ -44,7 +45,7 @@ def is_capture_path(path: str) -> bool:
 
 def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
     """The memory in a file's bytes; InvalidInputError names what is wrong."""
-    text = _decode(data, path)
+    text = decode_utf8(data, source=path)
     front, body = _split(text, path)
     where = {"path": path}
     memory_id = _text(front, "id", where)
@@ -91,7 +92,7 @@ def memory_body(data: bytes) -> str | None:
 
 def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
     """The captured turn in a file's bytes; InvalidInputError names what is wrong."""
-    value = parse_yaml(_decode(data, path), source=path)
+    value = parse_yaml(decode_utf8(data, source=path), source=path)
     if not isinstance(value, dict):
         raise InvalidInputError("a capture file must be a mapping", code="schema", path=path)
     where = {"path": path}
@@ -154,20 +155,6 @@ def _split(text: str, path: str) -> tuple[dict[str, Any], str]:
     if not isinstance(front, dict):
         return split_front_matter(text, source=path)
     return front, text[closing.end() :]
-
-
-def _decode(data: bytes, path: str) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InvalidInputError(
-            f"not valid UTF-8 at byte {err.start}", code="invalid-utf8", path=path
-        ) from err
-    if text.startswith("\ufeff"):
-        raise InvalidInputError(
-            "file starts with a byte order mark", code="invalid-utf8", path=path
-        )
-    return text
 
 
 def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:

@@ -82,9 +82,7 @@ def settle(
     (inside the caller's transaction): when the last of its units was first decided
     (infinity for a run with no moment: it never expires), NULL while one is open. A
     capture with no supporting unit stays NULL: the state gives it its own time."""
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched(path TEXT PRIMARY KEY) WITHOUT ROWID")
-    conn.execute("DELETE FROM temp.touched")
-    conn.executemany("INSERT OR IGNORE INTO temp.touched VALUES (?)", ((p,) for p in captures))
+    _temp_paths(conn, "touched", captures)
     conn.executemany(
         "INSERT OR IGNORE INTO temp.touched SELECT capture FROM unit WHERE unit_id = ?",
         ((u,) for u in units),
@@ -125,9 +123,7 @@ def settled(
     captures, building a value per capture cost 7 ms."""
     where = "done_at IS NOT NULL"
     if excluding:
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY) WITHOUT ROWID")
-        conn.execute("DELETE FROM temp.skipped")
-        conn.executemany("INSERT OR IGNORE INTO temp.skipped VALUES (?)", ((p,) for p in excluding))
+        _temp_paths(conn, "skipped", excluding)
         where += " AND path NOT IN (SELECT path FROM temp.skipped)"
     done = dict(conn.execute(f"SELECT path, done_at FROM capture WHERE {where}").fetchall())
     (units,) = conn.execute(
@@ -179,3 +175,11 @@ def _in_chunks(conn: sqlite3.Connection, sql: str, values: Iterable[str]) -> lis
         chunk = wanted[start : start + _CHUNK]
         rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
     return rows
+
+
+def _temp_paths(conn: sqlite3.Connection, table: str, paths: Iterable[str]) -> None:
+    """Fill the connection's temporary table ``table`` with exactly ``paths`` (only this
+    connection sees it, so a read transaction may write it)."""
+    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table}(path TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute(f"DELETE FROM temp.{table}")
+    conn.executemany(f"INSERT OR IGNORE INTO temp.{table} VALUES (?)", ((p,) for p in paths))
