@@ -679,3 +679,69 @@ def test_a_small_index_in_split_mode_is_handled(tmp_path: Path, how: str) -> Non
     assert git(path, "ls-files").split() == ["README", "notes/a.txt", "notes/mine.txt"]
     assert git(path, "status", "--porcelain") == "A  notes/mine.txt\n"
     assert _split_mode(path)
+
+
+def test_a_change_can_merge_other_commits(plain_repo: pygit2.Repository) -> None:
+    """A merge commit: the tip first, then the merged commits; the tree is the tip's plus
+    the change, and the checkout follows it."""
+    main_tip = plain_repo.head.target
+    side = plain_repo.create_commit(
+        "refs/heads/side",
+        plain_repo.default_signature,
+        plain_repo.default_signature,
+        "side\n",
+        build_tree(plain_repo, plain_repo[main_tip].peel(pygit2.Tree), {"side": b"s\n"}),
+        [main_tip],
+    )
+    merged = publish(
+        plain_repo,
+        lambda tip: Change(files={"side": b"s\n"}, message="merge side\n", merged=(str(side),)),
+        guard=None,
+    )
+    commit = plain_repo[pygit2.Oid(hex=merged.commit)]
+    assert [str(p) for p in commit.parent_ids] == [str(main_tip), str(side)]
+    workdir = Path(plain_repo.workdir)
+    assert (workdir / "side").read_bytes() == b"s\n"
+    assert git(workdir, "status", "--porcelain").strip() == ""
+    # A merge that brings no new content is still a commit: the histories join.
+    again = plain_repo.create_commit(
+        "refs/heads/side2",
+        plain_repo.default_signature,
+        plain_repo.default_signature,
+        "side2\n",
+        commit.tree_id,
+        [side],
+    )
+    joined = publish(
+        plain_repo,
+        lambda tip: Change(files={}, message="merge side2\n", merged=(str(again),)),
+        guard=None,
+    )
+    assert joined.commit is not None
+    assert len(plain_repo[pygit2.Oid(hex=joined.commit)].parent_ids) == 2
+
+
+def test_a_change_can_fast_forward_to_a_descendant(plain_repo: pygit2.Repository) -> None:
+    tip = plain_repo.head.target
+    tree = build_tree(plain_repo, plain_repo[tip].peel(pygit2.Tree), {"new": b"n\n"})
+    sig = plain_repo.default_signature
+    ahead = plain_repo.create_commit(None, sig, sig, "ahead\n", tree, [tip])
+    result = publish(
+        plain_repo,
+        lambda t: Change(files={"new": b"n\n"}, message="ff\n", fast_forward=str(ahead)),
+        guard=None,
+    )
+    assert result.commit == str(ahead)
+    assert plain_repo.head.target == ahead
+    assert (Path(plain_repo.workdir) / "new").read_bytes() == b"n\n"
+    # Not a descendant (or not the tip plus the change): refused, the branch stays.
+    beside = build_tree(plain_repo, plain_repo[tip].peel(pygit2.Tree), {"other": b"o\n"})
+    stray = plain_repo.create_commit(None, sig, sig, "stray\n", beside, [tip])
+    with pytest.raises(ConflictError) as refused:
+        publish(
+            plain_repo,
+            lambda t: Change(files={"other": b"o\n"}, message="ff\n", fast_forward=str(stray)),
+            guard=None,
+        )
+    assert refused.value.code == "not-fast-forward"
+    assert plain_repo.head.target == ahead

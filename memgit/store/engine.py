@@ -41,11 +41,20 @@ REF_LOCK_WAIT = 5.0
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Change:
-    """What one commit does: file contents by path (``None`` deletes) and a message."""
+    """What one commit does: file contents by path (``None`` deletes) and a message.
+
+    ``merged`` names commits the new commit merges (its parents after the tip): a
+    merge commit, whose tree is still the tip's tree plus ``files``. ``fast_forward``
+    names an existing commit that descends from the tip, to publish instead of a new
+    one; ``files`` must then be what it changes from the tip (the paths the checkout
+    brings in line), and ``message`` is only the reflog's.
+    """
 
     files: Mapping[str, bytes | None]
     message: str
     refs: Mapping[str, str] = field(default_factory=dict)
+    merged: tuple[str, ...] = ()
+    fast_forward: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +108,7 @@ def publish(
             current = repo.references.get(branch)
             tip = current.peel(pygit2.Commit) if current is not None else None
             change = plan(tip)
-            if change is None or not change.files:
+            if change is None or not (change.files or change.merged):
                 return _no_op(tip, branch, attempt)
             if checked_out:
                 wait_for_git_lock(git_dir / "index.lock")
@@ -156,16 +165,14 @@ def _publish_once(
     if guard is not None:
         guard.screen(change.files, change.message)
     tree_id = build_tree(repo, base_tree, change.files)
-    if tip is not None and tree_id == tip.tree_id:
+    if tip is not None and tree_id == tip.tree_id and not change.merged:
         return _no_op(tip, branch, attempt)
     tree = read_tree(repo, tree_id)
     if guard is not None:
         guard.check(repo, tree, tip)
     if index is not None:
         check_untouched(repo, index, base_tree, change.files)
-    author, committer = signatures(repo, author_fallback)
-    parents = [tip.id] if tip is not None else []
-    new = repo.create_commit(None, author, committer, change.message, tree_id, parents)
+    new = _new_commit(repo, tip, tree_id, change, author_fallback)
     lock.write(
         {
             "op": "publish",
@@ -195,6 +202,34 @@ def _publish_once(
         branch=branch,
         attempts=attempt,
     )
+
+
+def _new_commit(
+    repo: pygit2.Repository,
+    tip: pygit2.Commit | None,
+    tree_id: pygit2.Oid,
+    change: Change,
+    author_fallback: tuple[str, str] | None,
+) -> pygit2.Oid:
+    """The commit to publish: ``change.fast_forward`` when it names one (it must have
+    exactly the tree built, and descend from the tip), else a new one."""
+    if change.fast_forward is not None:
+        existing = repo.get(change.fast_forward)
+        descends = tip is None or (
+            isinstance(existing, pygit2.Commit) and repo.descendant_of(existing.id, tip.id)
+        )
+        if not isinstance(existing, pygit2.Commit) or existing.tree_id != tree_id or not descends:
+            raise ConflictError(
+                f"{change.fast_forward} is not the tip plus the change",
+                code="not-fast-forward",
+                path=change.fast_forward,
+                hint="fetch again and retry",
+            )
+        return existing.id
+    author, committer = signatures(repo, author_fallback)
+    parents = [tip.id] if tip is not None else []
+    parents.extend(pygit2.Oid(hex=commit) for commit in change.merged)
+    return repo.create_commit(None, author, committer, change.message, tree_id, parents)
 
 
 def wait_for_git_lock(lock_file: Path) -> None:
