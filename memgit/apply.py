@@ -155,7 +155,7 @@ def apply_gate_output(
                 title=candidate.title or old.title,
                 body=_body(candidate.body),
                 created=old.created,
-                updated=stamp,
+                updated=max(stamp, old.updated or stamp),
                 tags=candidate.tags,
                 supersedes=old.supersedes,
                 sources=old.sources + tuple(s for s in sources if s not in old.sources),

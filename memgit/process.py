@@ -14,12 +14,14 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from memgit.apply import Decision, apply_gate_output, describe_decisions, redact_candidates
+from memgit.capture.turn import moment
 from memgit.catalog import Catalog
 from memgit.constants import (
     CACHE_DIR,
@@ -244,8 +246,9 @@ def _run_batch(
         except GateOutputError as again:
             _record_failure(git, batch, backend, corrected + again.problems)
             raise
-    now = commit_time()
-    run_id = _run_id(now.strftime("%Y%m%dT%H%M%SZ"), batch, gate)
+    now = _run_moment(batch)
+    earlier = lookup.deciding(catalog.tree, batch.unit_map) if catalog.tree is not None else ()
+    run_id = _run_id(now.strftime("%Y%m%dT%H%M%SZ"), batch, gate, sorted(earlier))
     diagnostics = _diagnostics(corrected)
     gate = redact_candidates(gate, diagnostics)
     applied: list[Decision] = []
@@ -360,10 +363,26 @@ def _replan(
     return answer, captures, ({"code": "replanned", "count": dropped},)
 
 
-def _run_id(stamp: str, batch: _Batch, gate: GateOutput) -> str:
+def _run_moment(batch: _Batch) -> datetime:
+    """The run's time, as its id, record and memories carry it: its latest capture's, to
+    the second, in UTC. Not the clock's: two clones that process the same captures with
+    the same answer write the same bytes, so their histories merge without a conflict.
+    (Retention counts from the run's commit instead: :func:`run_time`.)"""
+    latest = max(moment(capture.timestamp) for capture in batch.captures)
+    return latest.astimezone(UTC).replace(microsecond=0)
+
+
+def _run_id(
+    stamp: str, batch: _Batch, gate: GateOutput, earlier: Sequence[tuple[str, str]]
+) -> str:
+    """``<stamp>-<digest>``: the digest of what the run read and was answered, and of
+    the runs that decided its units before it (``earlier``, (path, blob) pairs), so a
+    batch deferred again is a new run, and the same run made in two clones is one."""
     digest = hashlib.sha256()
     for capture in batch.captures:
         digest.update(f"{capture.path}\0{capture.blob}\0".encode())
+    for path, blob in earlier:
+        digest.update(f"{path}\0{blob}\0".encode())
     digest.update(json.dumps(gate.raw, sort_keys=True).encode())
     alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
     number = int.from_bytes(digest.digest()[:5], "big")

@@ -1,8 +1,9 @@
 """Inbox retention: processed captures past their time leave the tree, not history.
 
 The time counts from processing, not from the conversation: a capture leaves the tree
-``inbox.retention_days`` after the run that decided its last unit (its run record's
-time), and never in the process call that processed it. So last month's conversation,
+``inbox.retention_days`` after the run that decided its last unit (its run commit's
+time: :func:`~memgit.state.processing.run_time`), and never in the process call that
+processed it. So last month's conversation,
 imported today, stays in the inbox (and in recall) for the whole period.
 """
 

@@ -593,7 +593,7 @@ def test_forged_memory_explained_by_a_forged_run_record_is_still_refused(
         {"action": "UPDATE", "memory_id": values["id:lint"], "path": values["path:lint"]}
     ]
     run_file = "runs/2026/11/20261130T120000Z-hand01.json"
-    (path / run_file).parent.mkdir(parents=True)
+    (path / run_file).parent.mkdir(parents=True, exist_ok=True)
     (path / run_file).write_text(json.dumps(record, indent=2), "utf-8")
     git(path, "add", "-A")
     runs = run_hooks(path, staged_files(path), monkeypatch, capsys)
@@ -742,7 +742,7 @@ def test_recorded_gate_output_with_a_retired_target_is_refused(
     record["inputs"] = [{"path": capture.path, "blob": blob}]
     record["gate_output"] = answer
     run_file = "runs/2026/11/20261130T120000Z-hand01.json"
-    (path / run_file).parent.mkdir(parents=True)
+    (path / run_file).parent.mkdir(parents=True, exist_ok=True)
     (path / run_file).write_text(json.dumps(record, indent=2), "utf-8")
     git(path, "add", "-A")
     runs = run_hooks(path, staged_files(path), monkeypatch, capsys)

@@ -298,7 +298,8 @@ def test_rules_backend_end_to_end(repo_path: Path) -> None:
         assert source.quote in yaml.safe_load(blob)["messages"][index]["content"]
         assert yaml.safe_load(blob)["messages"][index]["role"] == "user"
         assert memory.origin == "memgit" and memory.status == "active"
-        assert memory.created == memory.updated == "2025-11-30T09:30:00Z"
+        # The run's time is its latest capture's, not the clock's (GIT_COMMITTER_DATE).
+        assert memory.created == memory.updated == "2026-11-30T10:00:00Z"
         # the work tree holds the same file
         assert (repo_path / memory.path).read_text("utf-8") == git(
             repo_path, "show", f"HEAD:{memory.path}"
@@ -455,7 +456,7 @@ def test_host_update_rewrites_the_same_file(with_memory: tuple[Path, Memory]) ->
     (decision,) = run.decisions
     assert (decision.action, decision.memory_id, decision.path) == ("UPDATE", old.id, old.path)
     assert changed(path) == sorted(
-        [("M", old.path), ("A", f"runs/2025/11/{run.run_id}.json")], key=lambda x: x[1]
+        [("M", old.path), ("A", f"runs/2026/11/{run.run_id}.json")], key=lambda x: x[1]
     )
     new = memories(path)[old.id]
     assert new.title == "The staging database listens on port 6543"
@@ -501,7 +502,7 @@ def test_host_supersede_retires_the_old_memory_in_the_same_commit(
     assert old.id not in memories(path)
     assert new.id != old.id and new.path.startswith("memories/project/")
     assert sorted(changed(path)) == sorted(
-        [("D", old.path), ("A", new.path), ("A", f"runs/2025/11/{run.run_id}.json")]
+        [("D", old.path), ("A", new.path), ("A", f"runs/2026/11/{run.run_id}.json")]
     )
     assert [(s.id, s.commit) for s in new.supersedes] == [(old.id, last_with_old)]
     # that commit is the last one holding A: it has the file, its child does not
@@ -534,7 +535,7 @@ def test_host_retract_removes_the_file_and_keeps_it_reachable(
     assert [(d.action, d.memory_id) for d in run.decisions] == [("RETRACT", old.id)]
     assert memories(path) == {}
     assert sorted(changed(path)) == sorted(
-        [("D", old.path), ("A", f"runs/2025/11/{run.run_id}.json")]
+        [("D", old.path), ("A", f"runs/2026/11/{run.run_id}.json")]
     )
     assert ref(path, f"refs/memgit/retired/{old.id}") == last_with_old
     assert ("Memgit-Retracted", old.id) in trailers(path)

@@ -62,7 +62,13 @@ def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> ProcessingState:
     decided_at: dict[str, float] = {}  # unit -> when the first run deciding it was made
     for path, blob in iter_blobs(repo, tree, "runs"):
         record = parse_run_record(repo[blob].data, path=path)
-        made = datetime.strptime(record.run_id[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        # When the run was made: its run ref's commit, else the time its id starts with.
+        ref = repo.references.get(f"refs/memgit/runs/{record.run_id}")
+        made = (
+            datetime.fromtimestamp(repo[ref.target].commit_time, tz=UTC)
+            if ref is not None
+            else datetime.strptime(record.run_id[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        )
         for row in record.gate_output["coverage"]:
             if row["unit_id"] not in supporting:
                 continue

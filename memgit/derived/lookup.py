@@ -24,7 +24,7 @@ from memgit.derived.documents import is_capture_path
 from memgit.errors import InvalidInputError
 from memgit.runrecord import read_coverage
 from memgit.state.lookup import Kept, MemoryUse, TreeWalk, memories_in
-from memgit.state.processing import CoverageRow, Inbox, capture_row
+from memgit.state.processing import CoverageRow, Inbox, capture_row, run_time
 from memgit.store.tree import blob_at, diff_trees, read_blob
 
 if TYPE_CHECKING:
@@ -141,8 +141,9 @@ class IndexLookup:
         for path, blob in sorted(runs.items()):
             if blob is None or not path.endswith(".json"):
                 continue
+            when = run_time(self.repo, path)
             for unit_id, decision in read_coverage(read_blob(self.repo, blob), path=path):
-                rows.append(CoverageRow(unit_id, decision, path, blob))
+                rows.append(CoverageRow(unit_id, decision, path, blob, when))
         return rows
 
     def _changes(self, stamp: str | None, tree: pygit2.Tree, top: str) -> Changes | None:

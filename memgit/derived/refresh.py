@@ -43,7 +43,7 @@ from memgit.derived.documents import (
 from memgit.derived.retired import read_retired_refs, sync_retired
 from memgit.errors import InvalidInputError
 from memgit.runrecord import read_coverage
-from memgit.state.processing import capture_row_of
+from memgit.state.processing import capture_row_of, run_time
 from memgit.store.tree import diff_trees, read_blob, read_tree
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -290,7 +290,7 @@ def _apply_record(
     except InvalidInputError as err:
         _problem(conn, stats, path, found[0], err)
         return touched
-    state_table.put_record(conn, path, found[0], coverage)
+    state_table.put_record(conn, path, found[0], coverage, run_time(view.repo, path))
     return touched + [unit_id for unit_id, _ in coverage]
 
 

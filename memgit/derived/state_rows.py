@@ -4,7 +4,7 @@ The recall index and the processing state are refreshed together, by the same
 tree diff, under the same stamp (:mod:`memgit.derived.refresh`): ``capture``
 holds the inbox's captures of the stamped tree, ``unit`` their supporting
 units, and ``coverage`` the coverage rows of its run records (with the moment
-of the run, from the record's name). A capture whose every supporting unit a
+of the run: :func:`~memgit.state.processing.run_time`). A capture whose every supporting unit a
 record decided carries ``done_at``, when the last of them was decided: the
 state then takes it as one row, without its units' rows (an inbox of processed
 turns, kept for the retention period, costs little). ``done_at`` is brought up
@@ -18,7 +18,6 @@ import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from memgit.layout import run_moment
 from memgit.state.processing import CaptureRow, CoverageRow
 
 SCHEMA = """
@@ -53,9 +52,12 @@ def delete_capture(conn: sqlite3.Connection, path: str) -> None:
 
 
 def put_record(
-    conn: sqlite3.Connection, path: str, blob: str, rows: Sequence[tuple[str, str]]
+    conn: sqlite3.Connection,
+    path: str,
+    blob: str,
+    rows: Sequence[tuple[str, str]],
+    moment: float | None,
 ) -> None:
-    moment = run_moment(path)
     conn.executemany(
         "INSERT INTO coverage VALUES (?, ?, ?, ?, ?)",
         [(path, blob, unit_id, decision, moment) for unit_id, decision in rows],
@@ -149,7 +151,7 @@ def captures_of_units(conn: sqlite3.Connection, unit_ids: Collection[str]) -> se
 
 def coverage_of(conn: sqlite3.Connection, unit_ids: Collection[str]) -> list[CoverageRow]:
     """Every coverage row for one of ``unit_ids``."""
-    sql = "SELECT unit_id, decision, record, blob FROM coverage WHERE unit_id IN ({})"
+    sql = "SELECT unit_id, decision, record, blob, moment FROM coverage WHERE unit_id IN ({})"
     return [CoverageRow(*row) for row in _in_chunks(conn, sql, unit_ids)]
 
 

@@ -27,7 +27,7 @@ from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.derived.documents import is_capture_path, read_memory
 from memgit.errors import MemgitError
 from memgit.runrecord import read_coverage
-from memgit.state.processing import CaptureRow, CoverageRow, Inbox, capture_row
+from memgit.state.processing import CaptureRow, CoverageRow, Inbox, capture_row, run_time
 from memgit.store.tree import diff_trees, iter_blobs, read_blob
 
 T = TypeVar("T")
@@ -198,7 +198,8 @@ class TreeWalk:
         if not path.endswith(".json"):
             return None
         rows = read_coverage(read_blob(self.repo, blob), path=path)
-        return tuple(CoverageRow(unit_id, decision, path, blob) for unit_id, decision in rows)
+        when = run_time(self.repo, path)
+        return tuple(CoverageRow(unit_id, decision, path, blob, when) for unit_id, decision in rows)
 
 
 _FILE_MODES = (0o100644, 0o100755)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from memgit.capture.turn import Turn, moment
+from memgit.constants import REFS_RUNS
 from memgit.derived.documents import read_capture
 from memgit.evidence import EvidenceUnit, units_of
 from memgit.layout import run_moment
@@ -52,6 +53,7 @@ class CoverageRow:
     decision: str
     record: str  # the record's path
     blob: str  # the record's blob id
+    moment: float | None  # when the run was made (run_time)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +129,7 @@ def _state(lookup: Lookup, tree: pygit2.Tree, max_deferrals: int) -> ProcessingS
             deferred[row.unit_id] += 1
             continue
         processed.add(row.unit_id)
-        when = run_moment(row.record)
+        when = row.moment
         if when is not None and when < decided_at.get(row.unit_id, math.inf):
             decided_at[row.unit_id] = when
     pending: list[PendingCapture] = []
@@ -173,6 +175,25 @@ def _processed_at(capture: CaptureRow, decided_at: dict[str, float]) -> float:
     if not capture.supporting:
         return moment(capture.timestamp).timestamp()
     return max(decided_at.get(unit_id, math.inf) for unit_id in capture.supporting)
+
+
+def run_time(repo: pygit2.Repository, record_path: str) -> float | None:
+    """When the run of the record at ``record_path`` was made, as retention counts it:
+    the time of the commit its ``refs/memgit/runs/<id>`` names, else the time its id
+    starts with (None when neither names one).
+
+    A run's id and record come from its captures and its Gate answer alone, so that two
+    clones processing the same turns write the same bytes; its time in the id is the
+    conversation's. The commit says when it was processed, so last month's conversation
+    processed today stays for the retention period (docs/decisions/0009).
+    """
+    name = record_path.rsplit("/", 1)[-1].removesuffix(".json")
+    ref = repo.references.get(REFS_RUNS + name) if name else None
+    if ref is not None:
+        commit = repo.get(ref.target)
+        if isinstance(commit, pygit2.Commit):
+            return float(commit.commit_time)
+    return run_moment(record_path)
 
 
 def capture_row(path: str, blob: str, data: bytes) -> CaptureRow:
