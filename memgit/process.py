@@ -372,9 +372,7 @@ def _run_moment(batch: _Batch) -> datetime:
     return latest.astimezone(UTC).replace(microsecond=0)
 
 
-def _run_id(
-    stamp: str, batch: _Batch, gate: GateOutput, earlier: Sequence[tuple[str, str]]
-) -> str:
+def _run_id(stamp: str, batch: _Batch, gate: GateOutput, earlier: Sequence[tuple[str, str]]) -> str:
     """``<stamp>-<digest>``: the digest of what the run read and was answered, and of
     the runs that decided its units before it (``earlier``, (path, blob) pairs), so a
     batch deferred again is a new run, and the same run made in two clones is one."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from memgit.derived.refresh import Progress
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
+    from memgit.sharing.sync import SyncResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
 
@@ -220,6 +221,18 @@ class MemoryRepo:
 
         finish_dead_writer(self.git)
         return build_map(self._recall_index(), recent=recent, terms=terms, progress=progress)
+
+    def sync(self, remote: str | None = None) -> SyncResult:
+        """Fetch ``remote`` (the branch's upstream by default), join it with the branch
+        (checked, as every commit is), and push the result (docs/sharing.md)."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.sharing.sync import sync
+
+        finish_dead_writer(self.git)
+        index = self._recall_index()
+        result = sync(self.git, self.settings, IndexLookup(index), remote=remote)
+        index.warm()
+        return result
 
     def index_status(self) -> IndexStatus:
         """The recall index's state; changes nothing."""

@@ -1,0 +1,53 @@
+"""``memgit sync``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memgit.cli.output import emit_json, plural
+
+JOINED = {
+    "up-to-date": "already up to date with",
+    "ahead": "ahead of",
+    "fast-forward": "fast-forwarded to",
+    "merge": "merged with",
+}
+
+
+@click.command()
+@click.argument("remote", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_obj
+def sync(directory: Path, remote: str | None, as_json: bool) -> None:
+    """Share memory with REMOTE: fetch, merge, check, push.
+
+    REMOTE defaults to the branch's upstream, else `origin`. The remote's
+    branch and refs/memgit/* (run and retired-memory refs) are fetched; the
+    branch is fast-forwarded or merged (memory files through memgit's merge
+    driver, registered by `memgit init`), the result runs every governance
+    check before the branch moves, and the branch and the refs the remote
+    lacks are pushed together. If the remote moved meanwhile, it starts again.
+    A conflict (exit 4), a refused check (exit 3) or an unreachable remote
+    (exit 5) leaves the branch as it was. Two memories created apart that say
+    nearly the same are both kept and listed as possible duplicates.
+    """
+    from memgit.repo import MemoryRepo
+
+    with MemoryRepo.open(directory) as repo:
+        result = repo.sync(remote)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    short = result.branch.removeprefix("refs/heads/")
+    line = f"{short} {JOINED[result.joined]} {result.remote}"
+    if result.pushed:
+        line += f"; pushed {result.commit[:12] if result.commit else 'refs'}"
+        if result.refs_pushed:
+            line += f" and {plural(result.refs_pushed, 'memgit ref')}"
+    click.echo(line + ".")
+    if result.refs_adopted:
+        click.echo(f"Took {plural(len(result.refs_adopted), 'memgit ref')} from {result.remote}.")
+    for ours, theirs in result.possible_duplicates:
+        click.echo(f"Possible duplicate: {ours} and {theirs} (both kept)")

@@ -1,0 +1,139 @@
+"""The git commands that talk to a remote: fetch and push, through the git CLI.
+
+They run git itself so that every transport, credential helper and remote
+setting the user has works as it does for ``git fetch`` and ``git push``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from memgit.errors import BackendError, quote_foreign
+
+GIT_TIMEOUT = 300.0
+SYNC_NAMESPACE = "refs/memgit-sync/"
+"""Where sync fetches a remote's branch and ``refs/memgit/*`` to before merging them
+(``refs/memgit-sync/<remote>/branch`` and ``.../memgit/...``): outside ``refs/memgit/``,
+so a fetched ref is memgit's only once sync has chosen it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fetched:
+    """What a fetch brought: the remote branch's tip (None when the remote lacks the
+    branch) and the remote's ``refs/memgit/*`` by name."""
+
+    tip: pygit2.Oid | None
+    refs: dict[str, pygit2.Oid]
+
+
+def fetch(repo: pygit2.Repository, remote: str, branch: str) -> Fetched:
+    """Fetch ``branch`` and every ``refs/memgit/*`` of ``remote`` into sync's namespace,
+    pruning there what the remote no longer has."""
+    base = f"{SYNC_NAMESPACE}{remote}"
+    memgit_refs = f"+refs/memgit/*:{base}/memgit/*"
+    fetch_args = ("fetch", "--quiet", "--no-tags", "--prune", remote)
+    done = _git(repo, *fetch_args, f"+{branch}:{base}/branch", memgit_refs)
+    has_branch = done.returncode == 0
+    if not has_branch:
+        if "couldn't find remote ref" not in done.stderr:
+            raise _remote_error("fetch", remote, done)
+        done = _git(repo, *fetch_args, memgit_refs)
+        if done.returncode != 0:
+            raise _remote_error("fetch", remote, done)
+        with contextlib.suppress(KeyError):
+            repo.references.delete(f"{base}/branch")
+    tip = repo.references.get(f"{base}/branch")
+    prefix = f"{base}/memgit/"
+    refs = {
+        "refs/memgit/" + name[len(prefix) :]: _target(repo, name)
+        for name in repo.references
+        if name.startswith(prefix)
+    }
+    return Fetched(tip=_target(repo, tip.name) if tip is not None else None, refs=refs)
+
+
+def _target(repo: pygit2.Repository, name: str) -> pygit2.Oid:
+    target = repo.references[name].target
+    if not isinstance(target, pygit2.Oid):  # a symbolic ref: sync never writes one there
+        return repo.references[name].resolve().target  # type: ignore[return-value]
+    return target
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PushOutcome:
+    """Whether the remote took the push; ``stale`` when it refused because it moved
+    since the fetch (fetch again and retry)."""
+
+    accepted: bool
+    stale: bool
+
+
+def push(
+    repo: pygit2.Repository,
+    remote: str,
+    updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]],
+    *,
+    fast_forward_only: Collection[str] = (),
+) -> PushOutcome:
+    """Set each ref named in ``updates`` on ``remote`` to its new id, all or none
+    (``--atomic``), each only if the remote still has the id it had at the fetch
+    (``--force-with-lease``; None: the ref must not exist); those in
+    ``fast_forward_only`` never otherwise than forward."""
+    if not updates:
+        return PushOutcome(accepted=True, stale=False)
+    args = ["push", "--porcelain", "--atomic", remote]
+    for name, (new, expected) in sorted(updates.items()):
+        args.append(f"--force-with-lease={name}:{expected if expected is not None else ''}")
+        args.append(f"{'' if name in fast_forward_only else '+'}{new}:{name}")
+    done = _git(repo, *args)
+    if done.returncode == 0:
+        return PushOutcome(accepted=True, stale=False)
+    refused = [line for line in done.stdout.splitlines() if line.startswith("!")]
+    if refused and all(_moved(line) for line in refused):
+        return PushOutcome(accepted=False, stale=True)
+    raise _remote_error("push", remote, done)
+
+
+def _moved(line: str) -> bool:
+    """A porcelain line of a ref the remote refused because it moved since the fetch
+    (``--atomic`` refuses the others with "atomic push failed")."""
+    return any(
+        reason in line
+        for reason in ("stale info", "fetch first", "non-fast-forward", "atomic push failed")
+    )
+
+
+def _git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=Path(repo.workdir or repo.path),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=GIT_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        raise BackendError(
+            f"git {args[0]} took over {GIT_TIMEOUT:g} s",
+            code="remote-failed",
+            path=args[-1],
+            hint="check the remote is reachable, then retry",
+        ) from None
+
+
+def _remote_error(what: str, remote: str, done: subprocess.CompletedProcess[str]) -> BackendError:
+    lines = [line for line in (done.stderr or done.stdout).strip().splitlines() if line]
+    detail = quote_foreign(lines[-1]) if lines else f"exit status {done.returncode}"
+    return BackendError(
+        f"git {what} {remote} failed: {detail}",
+        code="remote-failed",
+        path=remote,
+        hint="run the same git command yourself to see the whole error; nothing was changed",
+    )

@@ -1,0 +1,222 @@
+"""``memgit sync``: fetch, join, check, push, and again if the remote moved meanwhile.
+
+One round: fetch the remote's branch and ``refs/memgit/*`` (into
+``refs/memgit-sync/<remote>/``); adopt the memgit refs (:mod:`memgit.sharing.refs`);
+join the branches through :func:`~memgit.store.engine.publish`, so the result is
+checked by the governance checks before the branch moves and the checkout follows
+it: a fast-forward when only the remote moved, a merge commit when both did
+(``git merge-tree``, which runs the memory-aware merge driver that ``memgit init``
+registers); then push the branch and the refs the remote lacks, all or none, each
+only if the remote still holds what was fetched. A push the remote refused because
+it moved is a new round. A conflict or a refused check stops with the branch as it
+was; a remote that cannot be reached stops before anything changed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from memgit.constants import MEMORIES_DIR
+from memgit.errors import ConflictError, UsageError, quote_foreign
+from memgit.governance.checks import Governance
+from memgit.settings import Settings
+from memgit.sharing import refs as memgit_refs
+from memgit.sharing.duplicates import possible_duplicates
+from memgit.sharing.remote import SYNC_NAMESPACE, fetch, push
+from memgit.state.lookup import Lookup
+from memgit.store.engine import Change, publish
+from memgit.store.repository import head_branch
+from memgit.store.tree import diff_trees, read_blob
+from memgit.trailers import render_message
+
+MAX_ROUNDS = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncResult:
+    remote: str
+    branch: str
+    joined: str  # "up-to-date", "ahead", "fast-forward" or "merge"
+    commit: str | None  # the branch's tip after the sync
+    pushed: bool
+    refs_adopted: tuple[str, ...] = ()
+    refs_pushed: int = 0
+    rounds: int = 1
+    possible_duplicates: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "branch": self.branch,
+            "joined": self.joined,
+            "commit": self.commit,
+            "pushed": self.pushed,
+            "refs_adopted": list(self.refs_adopted),
+            "refs_pushed": self.refs_pushed,
+            "rounds": self.rounds,
+            "possible_duplicates": [list(pair) for pair in self.possible_duplicates],
+        }
+
+
+def sync(
+    git: pygit2.Repository, settings: Settings, lookup: Lookup, *, remote: str | None = None
+) -> SyncResult:
+    """Bring the checked-out branch and ``remote``'s together, and push the result."""
+    branch = head_branch(git)
+    remote, remote_branch = upstream(git, branch, remote)
+    for round_number in range(1, MAX_ROUNDS + 1):
+        fetched = fetch(git, remote, remote_branch)
+        adopted = memgit_refs.adopt(git, fetched.refs)
+        joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
+        tip = git.references[branch].peel(pygit2.Commit).id
+        updates = memgit_refs.to_push(git, fetched.refs)
+        if tip != fetched.tip:
+            updates[remote_branch] = (tip, fetched.tip)
+        outcome = push(git, remote, updates, fast_forward_only={remote_branch})
+        if outcome.accepted:
+            return SyncResult(
+                remote=remote,
+                branch=branch,
+                joined=joined,
+                commit=str(tip),
+                pushed=bool(updates),
+                refs_adopted=tuple(adopted),
+                refs_pushed=len([name for name in updates if name != remote_branch]),
+                rounds=round_number,
+                possible_duplicates=tuple(duplicates),
+            )
+    raise ConflictError(
+        f"{remote} kept moving; gave up after {MAX_ROUNDS} rounds",
+        code="remote-moved",
+        path=remote,
+        hint="others are pushing continuously; run memgit sync again",
+    )
+
+
+def upstream(git: pygit2.Repository, branch: str, remote: str | None) -> tuple[str, str]:
+    """The remote to sync with and its branch's full name: the branch's upstream
+    (``branch.<name>.remote`` / ``.merge``) by default, else ``origin``, else the only
+    remote; the same name on the remote when its upstream is elsewhere."""
+    short = branch.removeprefix("refs/heads/")
+    configured = _config(git, f"branch.{short}.remote")
+    names = list(git.remotes.names())
+    if remote is None:
+        remote = configured or ("origin" if "origin" in names else None)
+        if remote is None and len(names) == 1:
+            remote = names[0]
+    if remote is None or remote not in names:
+        raise UsageError(
+            f"no remote named {quote_foreign(remote)}" if remote else "this clone has no remote",
+            code="no-remote",
+            path=remote or "remote",
+            hint="name one `git remote -v` lists, or add one: `git remote add origin URL`",
+        )
+    merge = _config(git, f"branch.{short}.merge") if configured == remote else None
+    return remote, merge or branch
+
+
+def _config(git: pygit2.Repository, key: str) -> str | None:
+    try:
+        value = git.config[key]
+    except KeyError:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _join(
+    git: pygit2.Repository,
+    settings: Settings,
+    lookup: Lookup,
+    remote: str,
+    theirs: pygit2.Oid | None,
+) -> tuple[str, list[tuple[str, str]]]:
+    """Publish the branch joined with ``theirs``; how it was joined, and the possible
+    duplicates a merge kept."""
+    how = ["up-to-date"]
+    duplicates: list[tuple[str, str]] = []
+
+    def plan(tip: pygit2.Commit | None) -> Change | None:
+        duplicates.clear()
+        if tip is None or theirs is None or tip.id == theirs:
+            how[0] = "up-to-date" if tip is None or tip.id == theirs else "ahead"
+            return None
+        if git.descendant_of(tip.id, theirs):
+            how[0] = "ahead"
+            return None
+        other = git[theirs].peel(pygit2.Commit)
+        if git.descendant_of(theirs, tip.id):
+            how[0] = "fast-forward"
+            message = render_message(f"sync: fast-forward to {remote}")
+            files = _changes(git, tip.tree, other.tree)
+            return Change(files=files, message=message, fast_forward=str(theirs))
+        how[0] = "merge"
+        tree = git[_merge_tree(git, remote, tip.id, theirs)].peel(pygit2.Tree)
+        base = git.merge_base(tip.id, theirs)
+        base_tree = git[base].peel(pygit2.Tree) if base is not None else None
+        duplicates.extend(
+            possible_duplicates(
+                git,
+                _added_memories(git, base_tree, tip.tree),
+                _added_memories(git, base_tree, other.tree),
+            )
+        )
+        message = render_message(f"sync: merge {remote}")
+        return Change(files=_changes(git, tip.tree, tree), message=message, merged=(str(theirs),))
+
+    publish(git, plan, guard=Governance(lookup), author_fallback=settings.author)
+    return how[0], duplicates
+
+
+def _changes(git: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> dict[str, bytes | None]:
+    return {
+        path: read_blob(git, entry[0]) if entry is not None else None
+        for path, entry in diff_trees(git, old, new).items()
+    }
+
+
+def _added_memories(
+    git: pygit2.Repository, base: pygit2.Tree | None, tree: pygit2.Tree
+) -> list[tuple[str, pygit2.Oid]]:
+    return [
+        (path, entry[0])
+        for path, entry in diff_trees(git, base, tree).items()
+        if entry is not None and path.startswith(f"{MEMORIES_DIR}/") and path.endswith(".md")
+    ]
+
+
+def _merge_tree(git: pygit2.Repository, remote: str, ours: pygit2.Oid, theirs: pygit2.Oid) -> str:
+    """The merged tree's id, from ``git merge-tree`` (git's own merge, with the merge
+    drivers .gitattributes names); a ConflictError naming the paths in conflict."""
+    done = subprocess.run(
+        ["git", "merge-tree", "--write-tree", "--name-only", str(ours), str(theirs)],
+        cwd=Path(git.workdir),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    lines = done.stdout.splitlines()
+    if done.returncode == 0 and lines:
+        return lines[0]
+    if done.returncode != 1 or not lines:
+        detail = quote_foreign(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "")
+        raise ConflictError(f"git merge-tree failed: {detail}", code="sync-conflict", path="merge")
+    conflicted = []
+    for line in lines[1:]:
+        if not line:
+            break
+        conflicted.append(line)
+    fetched = f"{SYNC_NAMESPACE}{remote}/branch"
+    raise ConflictError(
+        f"{len(conflicted)} file(s) changed on both sides in ways that do not merge: "
+        + ", ".join(quote_foreign(path) for path in conflicted[:5]),
+        code="sync-conflict",
+        path=conflicted[0] if conflicted else "merge",
+        hint=f"merge by hand (`git merge {fetched}`, resolve, commit: the hooks check it), "
+        "then run memgit sync again; nothing was changed",
+    )

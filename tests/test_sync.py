@@ -1,0 +1,161 @@
+"""``memgit sync`` between real clones of a real bare remote.
+
+Each clone captures and processes its own turns; sync fetches, joins (a
+fast-forward or a checked merge commit), and pushes the branch with the
+``refs/memgit/*`` the remote lacks. A conflict or an unreachable remote leaves
+the branch, the checkout and the remote exactly as they were.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memgit import MemoryRepo
+from memgit.errors import BackendError, ConflictError, UsageError
+
+from support import git, make_turn, memgit_cli, snapshot
+
+
+def _remote_and_clones(tmp_path: Path, *names: str) -> tuple[Path, list[Path]]:
+    seed = tmp_path / "seed"
+    MemoryRepo.init(seed)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(remote))
+    clones = []
+    for name in names:
+        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
+        clones.append(tmp_path / name)
+    return remote, clones
+
+
+def _turns(session: str, texts: list[str]) -> list[dict[str, object]]:
+    return [make_turn(i, text, session=session) for i, text in enumerate(texts)]
+
+
+def _work(path: Path, session: str, texts: list[str]) -> None:
+    with MemoryRepo.open(path) as repo:
+        repo.capture_many(_turns(session, texts))
+        assert repo.process(backend="rules").runs
+
+
+def _sync(path: Path):
+    with MemoryRepo.open(path) as repo:
+        return repo.sync()
+
+
+def _unchanged(path: Path) -> dict[str, object]:
+    """What a failed sync must leave as it was: everything but what the fetch brought
+    (remote-tracking refs and sync's own ``refs/memgit-sync/``)."""
+    state = snapshot(path)
+    refs = str(state["refs"]).splitlines()
+    state["refs"] = [r for r in refs if r.startswith(("refs/heads/", "refs/memgit/"))]
+    return state
+
+
+def _memgit_refs(path: Path) -> str:
+    return git(path, "for-each-ref", "--format=%(refname) %(objectname)", "refs/memgit/")
+
+
+def test_two_clones_converge_through_a_bare_remote(tmp_path: Path) -> None:
+    remote, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    _work(a, "sa", ["I prefer tabs over spaces in every Python file."])
+    first = _sync(a)
+    assert (first.joined, first.pushed) == ("ahead", True)
+    _work(b, "sb", ["Always run the linter before every commit."])
+    second = _sync(b)
+    assert second.joined == "merge" and second.pushed
+    third = _sync(a)
+    assert third.joined == "fast-forward" and not third.pushed
+
+    head = git(a, "rev-parse", "HEAD")
+    assert head == git(b, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+    assert _memgit_refs(a) == _memgit_refs(b) == _memgit_refs(remote) != ""
+    assert len(_memgit_refs(a).splitlines()) == 2  # one run ref from each clone
+    for clone in (a, b):
+        assert git(clone, "status", "--porcelain") == ""
+        git(clone, "fsck", "--strict")
+        done = memgit_cli("verify", "--all", cwd=clone)
+        assert done.returncode == 0, done.stdout + done.stderr
+    memories = git(a, "ls-tree", "-r", "--name-only", "HEAD", "memories")
+    assert len(memories.splitlines()) == 2
+    # Nothing left to sync: up to date, nothing pushed.
+    again = _sync(b)
+    assert (again.joined, again.pushed) == ("up-to-date", False)
+
+
+def test_the_same_turns_processed_in_two_clones_sync_without_a_conflict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    texts = ["I prefer tabs over spaces in every Python file."]
+    _work(a, "same", texts)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1764495600 +0000")  # ten minutes later
+    _work(b, "same", texts)
+    assert git(a, "rev-parse", "HEAD") != git(b, "rev-parse", "HEAD")
+    _sync(a)
+    result = _sync(b)
+    assert result.joined == "merge"
+    # Both made the run; both clones keep the earlier commit as its ref.
+    assert result.refs_adopted == tuple(_memgit_refs(a).split()[0::2])
+    _sync(a)
+    assert git(a, "rev-parse", "HEAD^{tree}") == git(b, "rev-parse", "HEAD^{tree}")
+    assert len(git(a, "ls-tree", "-r", "--name-only", "HEAD", "runs").splitlines()) == 1
+    assert _memgit_refs(a) == _memgit_refs(b) == _memgit_refs(remote)
+
+
+def test_a_conflict_changes_nothing_here_or_there(tmp_path: Path) -> None:
+    remote, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    for clone, text in ((a, "ours\n"), (b, "theirs\n")):
+        (clone / "NOTES.md").write_text(text)
+        git(clone, "add", "NOTES.md")
+        git(clone, "commit", "-q", "-m", "notes")
+    _sync(a)
+    before, remote_before = _unchanged(b), git(remote, "for-each-ref")
+    with pytest.raises(ConflictError) as refused:
+        _sync(b)
+    assert refused.value.code == "sync-conflict" and refused.value.path == "NOTES.md"
+    assert _unchanged(b) == before
+    assert git(remote, "for-each-ref") == remote_before
+    # The hint's merge works: the person resolves it, and sync pushes the result.
+    done = git(b, "merge", "-q", "refs/memgit-sync/origin/branch", check=False)
+    assert "CONFLICT" in done
+    (b / "NOTES.md").write_text("ours and theirs\n")
+    git(b, "commit", "-q", "-a", "--no-edit")
+    assert _sync(b).joined == "ahead"
+    assert git(remote, "show", "main:NOTES.md") == "ours and theirs\n"
+
+
+def test_the_cli_reports_and_refuses_clearly(tmp_path: Path) -> None:
+    _, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    _work(a, "sa", ["I prefer tabs over spaces in every Python file."])
+    done = memgit_cli("sync", "--json", cwd=a)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["pushed"] is True
+    done = memgit_cli("sync", cwd=b)
+    assert done.returncode == 0 and b"fast-forwarded to origin" in done.stdout
+
+    done = memgit_cli("sync", "nowhere", cwd=a)
+    assert done.returncode == 2 and done.stderr.startswith(b"error[no-remote]")
+
+    git(a, "remote", "add", "broken", str(tmp_path / "missing.git"))
+    before = _unchanged(a)
+    done = memgit_cli("sync", "broken", cwd=a)
+    assert done.returncode == 5 and done.stderr.startswith(b"error[remote-failed]")
+    assert _unchanged(a) == before
+
+
+def test_a_clone_with_no_remote_is_told_so(repo_path: Path) -> None:
+    with MemoryRepo.open(repo_path) as repo, pytest.raises(UsageError) as refused:
+        repo.sync()
+    assert refused.value.code == "no-remote"
+
+
+def test_a_remote_that_disappears_is_a_backend_error(tmp_path: Path) -> None:
+    remote, (a,) = _remote_and_clones(tmp_path, "a")
+    remote.rename(tmp_path / "gone.git")
+    with pytest.raises(BackendError) as failed:
+        _sync(a)
+    assert failed.value.code == "remote-failed"
