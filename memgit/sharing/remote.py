@@ -97,16 +97,25 @@ def push(
     refused = [line for line in done.stdout.splitlines() if line.startswith("!")]
     if refused and all(_moved(line) for line in refused):
         return PushOutcome(accepted=False, stale=True)
-    raise _remote_error("push", remote, done)
+    raise _remote_error("push", remote, done, detail=refused[0] if refused else None)
 
 
 def _moved(line: str) -> bool:
-    """A porcelain line of a ref the remote refused because it moved since the fetch
-    (``--atomic`` refuses the others with "atomic push failed")."""
-    return any(
-        reason in line
-        for reason in ("stale info", "fetch first", "non-fast-forward", "atomic push failed")
-    )
+    """A porcelain line of a ref the remote refused because it moved since the fetch, or
+    was being moved by another push as this one came (``--atomic`` refuses the other
+    refs with "atomic push failed")."""
+    return any(reason in line for reason in _MOVED)
+
+
+_MOVED = (
+    "stale info",
+    "fetch first",
+    "non-fast-forward",
+    "atomic push failed",
+    "atomic transaction failed",
+    "cannot lock ref",
+    "failed to update ref",
+)
 
 
 def _git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:
@@ -128,9 +137,15 @@ def _git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str
         ) from None
 
 
-def _remote_error(what: str, remote: str, done: subprocess.CompletedProcess[str]) -> BackendError:
+def _remote_error(
+    what: str, remote: str, done: subprocess.CompletedProcess[str], *, detail: str | None = None
+) -> BackendError:
+    """git's failure, told by its last line of output (or ``detail``, the line that says
+    why), quoted as foreign text."""
     lines = [line for line in (done.stderr or done.stdout).strip().splitlines() if line]
-    detail = quote_foreign(lines[-1]) if lines else f"exit status {done.returncode}"
+    if detail is None and lines:
+        detail = lines[-1]
+    detail = quote_foreign(detail) if detail else f"exit status {done.returncode}"
     return BackendError(
         f"git {what} {remote} failed: {detail}",
         code="remote-failed",
