@@ -98,7 +98,7 @@ def test_the_same_turns_processed_in_two_clones_sync_without_a_conflict(
     _sync(a)
     result = _sync(b)
     assert result.joined == "merge"
-    # Both made the run; both clones keep the earlier commit as its ref.
+    # Both made the run; both clones keep the ref the first to push set.
     assert result.refs_adopted == tuple(_memgit_refs(a).split()[0::2])
     _sync(a)
     assert git(a, "rev-parse", "HEAD^{tree}") == git(b, "rev-parse", "HEAD^{tree}")
@@ -159,3 +159,64 @@ def test_a_remote_that_disappears_is_a_backend_error(tmp_path: Path) -> None:
     with pytest.raises(BackendError) as failed:
         _sync(a)
     assert failed.value.code == "remote-failed"
+
+
+def _person_commits(path: Path, message: str) -> None:
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", message)
+
+
+def test_a_forged_commit_is_not_pushed(tmp_path: Path) -> None:
+    """A person's commit made without the hooks (a forged quote) is refused before the
+    push, as the remote's pre-receive hook would refuse it."""
+    remote, (a,) = _remote_and_clones(tmp_path, "a")
+    _work(a, "sa", ["I prefer tabs over spaces in every Python file."])
+    (memory,) = git(a, "ls-files", "memories").split()
+    text = (a / memory).read_text("utf-8")
+    (a / memory).write_text(text.replace("quote: I prefer tabs", "quote: I prefer TABS"), "utf-8")
+    _person_commits(a, "forge a quote")
+    before = git(remote, "for-each-ref")
+    done = memgit_cli("sync", cwd=a)
+    assert done.returncode == 1, done.stderr
+    first, *problems = done.stderr.decode().splitlines()
+    assert first.startswith("error[push-refused]: origin: 2 problem(s)"), problems
+    assert any(line.startswith("error[quote-not-found]") for line in problems), problems
+    assert git(remote, "for-each-ref") == before
+
+
+def test_a_retired_memory_travels_and_cannot_come_back(tmp_path: Path) -> None:
+    remote, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    _work(a, "sa", ["I prefer tabs over spaces in every Python file."])
+    (memory,) = git(a, "ls-files", "memories").split()
+    memory_id = Path(memory).stem
+    _sync(a)
+    _sync(b)
+    last = git(a, "rev-parse", "HEAD").strip()
+    git(a, "rm", "-q", memory)
+    git(a, "commit", "-q", "-m", "retract")
+    git(a, "update-ref", f"refs/memgit/retired/{memory_id}", last)
+    assert _sync(a).pushed
+    assert git(remote, "rev-parse", f"refs/memgit/retired/{memory_id}").strip() == last
+    result = _sync(b)
+    assert f"refs/memgit/retired/{memory_id}" in result.refs_adopted
+    # B brings the memory back by hand: sync refuses to push it.
+    git(b, "checkout", "-q", last, "--", memory)
+    _person_commits(b, "bring it back")
+    before = git(remote, "for-each-ref")
+    done = memgit_cli("sync", cwd=b)
+    assert done.returncode == 1 and b"retired" in done.stderr, done.stderr
+    assert git(remote, "for-each-ref") == before
+
+
+def test_near_identical_memories_made_apart_are_both_kept_and_reported(tmp_path: Path) -> None:
+    _, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    _work(a, "sa", ["I prefer tabs over spaces in every Python file."])
+    _work(b, "sb", ["I prefer tabs over spaces in every Python file!"])
+    _sync(a)
+    result = _sync(b)
+    assert result.joined == "merge"
+    ids = sorted(Path(p).stem for p in git(b, "ls-files", "memories").split())
+    assert len(ids) == 2
+    assert [sorted(pair) for pair in result.possible_duplicates] == [ids]
+    done = memgit_cli("sync", cwd=a)
+    assert b"Possible duplicate" not in done.stdout  # a fast-forward keeps nothing new

@@ -20,7 +20,7 @@ from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
 from memgit.governance.view import CommitView, diff_paths, view_of_commit
-from memgit.state.lookup import TreeWalk
+from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import blob_at, iter_blobs
 
 
@@ -71,7 +71,7 @@ def resolve_commits(
                 code="usage",
                 hint="drop the range, or drop --all",
             )
-        return _walk(repo, [_resolve(repo, "HEAD")], [])
+        return walk_commits(repo, [_resolve(repo, "HEAD")], [])
     if revisions is None:
         upstream = _upstream(repo)
         if upstream is None:
@@ -80,18 +80,18 @@ def resolve_commits(
                 code="usage",
                 hint="pass a range such as origin/main..HEAD, or --all for all history",
             )
-        return _walk(repo, [_resolve(repo, "HEAD")], [upstream])
+        return walk_commits(repo, [_resolve(repo, "HEAD")], [upstream])
     if "..." in revisions:
         # As git reads A...B: what either side has that their merge base lacks.
         left, _, right = revisions.partition("...")
         a, b = _resolve(repo, left or "HEAD"), _resolve(repo, right or "HEAD")
         base = repo.merge_base(a, b)
-        return _walk(repo, [a, b], [base] if base is not None else [])
+        return walk_commits(repo, [a, b], [base] if base is not None else [])
     if ".." in revisions:
         start, _, end = revisions.partition("..")
         hide = [_resolve(repo, start or "HEAD")]
-        return _walk(repo, [_resolve(repo, end or "HEAD")], hide)
-    return _walk(repo, [_resolve(repo, revisions)], [])
+        return walk_commits(repo, [_resolve(repo, end or "HEAD")], hide)
+    return walk_commits(repo, [_resolve(repo, revisions)], [])
 
 
 def commits_by_id(repo: pygit2.Repository, ids: Iterable[str]) -> list[pygit2.Commit]:
@@ -125,7 +125,7 @@ def _upstream(repo: pygit2.Repository) -> pygit2.Oid | None:
     return upstream.target if upstream is not None else None  # type: ignore[return-value]
 
 
-def _walk(
+def walk_commits(
     repo: pygit2.Repository, tips: list[pygit2.Oid], hide: list[pygit2.Oid]
 ) -> list[pygit2.Commit]:
     walker = repo.walk(tips[0], pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
@@ -137,7 +137,7 @@ def _walk(
 
 
 def _view(
-    repo: pygit2.Repository, commit: pygit2.Commit, retirements: Retirements, lookup: TreeWalk
+    repo: pygit2.Repository, commit: pygit2.Commit, retirements: Retirements, lookup: Lookup
 ) -> CommitView:
     view = replace(view_of_commit(repo, commit, lookup), retirements=retirements)
     if len(commit.parents) < 2:
@@ -155,12 +155,17 @@ def _view(
     return replace(view, changed=frozenset(changed), merged_in=frozenset(merged_in))
 
 
-def iter_findings(repo: pygit2.Repository, commits: Iterable[pygit2.Commit]) -> Iterator[Finding]:
+def iter_findings(
+    repo: pygit2.Repository, commits: Iterable[pygit2.Commit], lookup: Lookup | None = None
+) -> Iterator[Finding]:
+    """Every check's problems with each commit; ``lookup`` is a tree walk unless given
+    (memgit sync passes the derived store's, for commits it made or fetched)."""
     commits = list(commits)
     retirements = history_retirements(repo, [commit.id for commit in commits])
     # One walk for the whole range: each commit's parent is read as the diff from the
     # tree asked about before it (in topological order, mostly the commit before).
-    lookup = TreeWalk(repo)
+    if lookup is None:
+        lookup = TreeWalk(repo)
     for commit in commits:
         for hook, problem in iter_all_problems(_view(repo, commit, retirements, lookup)):
             yield Finding(commit=str(commit.id), hook=hook, problem=problem)
@@ -221,7 +226,9 @@ def pushed_commits(repo: pygit2.Repository, updates: Iterable[RefUpdate]) -> lis
     if not tips:
         return []
     known = [ref.target for ref in repo.references.objects if isinstance(ref.target, pygit2.Oid)]
-    return _walk(repo, tips, [oid for oid in known if isinstance(repo.get(oid), pygit2.Commit)])
+    return walk_commits(
+        repo, tips, [oid for oid in known if isinstance(repo.get(oid), pygit2.Commit)]
+    )
 
 
 def iter_ref_update_findings(

@@ -1,10 +1,11 @@
-"""``refs/memgit/*`` of two clones, joined: every ref either side has, one value each.
+"""``refs/memgit/*`` of a clone and its remote, joined: every ref either side has.
 
-A run ref or a retired memory's ref that only one side has is taken as it is. When
-both have one and they differ (two clones made the same run, or retired the same
-memory, in different commits) the earlier commit wins, then the smaller id: a rule
-every clone applies alike, so all of them settle on the same value whichever syncs
-first. Nothing is ever deleted: a ref the remote lacks stays, and is pushed.
+A run ref or a retired memory's ref that only one side has is taken as it is: the
+clone takes the remote's, the push creates the clone's there. When both have one
+and they differ (two clones made the same run in different commits, or retired the
+same memory) the remote's wins: the first clone to push it decided, every clone
+converges on that value, and no ref on the remote is ever moved or deleted (a
+retired memory's ref only grows; pre-receive refuses anything else).
 """
 
 from __future__ import annotations
@@ -29,28 +30,12 @@ def local_refs(repo: pygit2.Repository) -> dict[str, pygit2.Oid]:
     return found
 
 
-def winner(repo: pygit2.Repository, mine: pygit2.Oid | None, theirs: pygit2.Oid) -> pygit2.Oid:
-    """Of two values of one ref, the one both clones keep."""
-    if mine is None or mine == theirs:
-        return theirs
-    return min(mine, theirs, key=lambda oid: (_commit_time(repo, oid), str(oid)))
-
-
-def _commit_time(repo: pygit2.Repository, oid: pygit2.Oid) -> int:
-    commit = repo.get(oid)
-    return commit.commit_time if isinstance(commit, pygit2.Commit) else 0
-
-
 def adopt(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> list[str]:
-    """Set each local ``refs/memgit/*`` to the winner of its local and fetched values,
-    under the writer lock and in one ref transaction; the names that changed."""
+    """Set each local ``refs/memgit/*`` the remote has to the remote's value, under the
+    writer lock and in one ref transaction; the names that changed."""
     with WriterLock(Path(repo.path)):
         mine = local_refs(repo)
-        changed = {
-            name: chosen
-            for name, theirs in fetched.items()
-            if (chosen := winner(repo, mine.get(name), theirs)) != mine.get(name)
-        }
+        changed = {name: oid for name, oid in fetched.items() if mine.get(name) != oid}
         if changed:
             with repo.transaction() as transaction:
                 for name, oid in sorted(changed.items()):
@@ -59,13 +44,6 @@ def adopt(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> list[st
     return sorted(changed)
 
 
-def to_push(
-    repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]
-) -> dict[str, tuple[pygit2.Oid, pygit2.Oid | None]]:
-    """The local ``refs/memgit/*`` the remote lacks or holds another value of: (ours, the
-    remote's at the fetch)."""
-    return {
-        name: (oid, fetched.get(name))
-        for name, oid in local_refs(repo).items()
-        if fetched.get(name) != oid
-    }
+def to_push(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> dict[str, pygit2.Oid]:
+    """The local ``refs/memgit/*`` the remote lacks."""
+    return {name: oid for name, oid in local_refs(repo).items() if name not in fetched}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,19 +77,16 @@ def push(
     repo: pygit2.Repository,
     remote: str,
     updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]],
-    *,
-    fast_forward_only: Collection[str] = (),
 ) -> PushOutcome:
     """Set each ref named in ``updates`` on ``remote`` to its new id, all or none
     (``--atomic``), each only if the remote still has the id it had at the fetch
-    (``--force-with-lease``; None: the ref must not exist); those in
-    ``fast_forward_only`` never otherwise than forward."""
+    (``--force-with-lease``; None: the ref must not exist yet)."""
     if not updates:
         return PushOutcome(accepted=True, stale=False)
     args = ["push", "--porcelain", "--atomic", remote]
     for name, (new, expected) in sorted(updates.items()):
         args.append(f"--force-with-lease={name}:{expected if expected is not None else ''}")
-        args.append(f"{'' if name in fast_forward_only else '+'}{new}:{name}")
+        args.append(f"{new}:{name}")
     done = _git(repo, *args)
     if done.returncode == 0:
         return PushOutcome(accepted=True, stale=False)

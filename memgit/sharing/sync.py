@@ -15,19 +15,26 @@ was; a remote that cannot be reached stops before anything changed.
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from memgit.constants import MEMORIES_DIR
-from memgit.errors import ConflictError, UsageError, quote_foreign
+from memgit.errors import ChecksFailedError, ConflictError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import Governance
+from memgit.governance.verify import (
+    ZERO,
+    RefUpdate,
+    iter_findings,
+    iter_ref_update_findings,
+    walk_commits,
+)
 from memgit.settings import Settings
 from memgit.sharing import refs as memgit_refs
 from memgit.sharing.duplicates import possible_duplicates
-from memgit.sharing.remote import SYNC_NAMESPACE, fetch, push
+from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, push
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
 from memgit.store.repository import head_branch
@@ -74,10 +81,13 @@ def sync(
         adopted = memgit_refs.adopt(git, fetched.refs)
         joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
         tip = git.references[branch].peel(pygit2.Commit).id
-        updates = memgit_refs.to_push(git, fetched.refs)
+        updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]] = {
+            name: (oid, None) for name, oid in memgit_refs.to_push(git, fetched.refs).items()
+        }
         if tip != fetched.tip:
             updates[remote_branch] = (tip, fetched.tip)
-        outcome = push(git, remote, updates, fast_forward_only={remote_branch})
+        _check_outgoing(git, lookup, fetched, updates, remote)
+        outcome = push(git, remote, updates)
         if outcome.accepted:
             return SyncResult(
                 remote=remote,
@@ -96,6 +106,50 @@ def sync(
         path=remote,
         hint="others are pushing continuously; run memgit sync again",
     )
+
+
+def _check_outgoing(
+    git: pygit2.Repository,
+    lookup: Lookup,
+    fetched: Fetched,
+    updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]],
+    remote: str,
+) -> None:
+    """Refuse to push what the remote's pre-receive hook would refuse: the commits it
+    lacks (a person's commit made without the hooks) and the ref changes."""
+    tips = [new for new, _ in updates.values() if isinstance(git.get(new), pygit2.Commit)]
+    known = [oid for oid in [fetched.tip, *fetched.refs.values()] if oid is not None]
+    commits = (
+        walk_commits(git, tips, [oid for oid in known if isinstance(git.get(oid), pygit2.Commit)])
+        if tips
+        else []
+    )
+    ref_updates = [
+        RefUpdate(old=str(old) if old is not None else ZERO, new=str(new), name=name)
+        for name, (new, old) in sorted(updates.items())
+    ]
+    findings = [
+        *iter_findings(git, commits, lookup),
+        *iter_ref_update_findings(git, ref_updates),
+    ]
+    if findings:
+        summary = Problem(
+            code="push-refused",
+            message=f"{len(findings)} problem(s) in the commits {remote} lacks; nothing was pushed",
+            path=remote,
+            hint=f"see `memgit verify {SYNC_NAMESPACE}{remote}/branch..HEAD`, fix the commits "
+            "(a commit made without the hooks), then sync again",
+        )
+        found = tuple(
+            replace(f.problem, message=f"{f.commit[:12]}: {f.problem.message}") for f in findings
+        )
+        raise ChecksFailedError(
+            summary.message,
+            code=summary.code,
+            path=summary.path,
+            hint=summary.hint,
+            problems=(summary, *found),
+        )
 
 
 def upstream(git: pygit2.Repository, branch: str, remote: str | None) -> tuple[str, str]:
