@@ -220,3 +220,18 @@ def test_near_identical_memories_made_apart_are_both_kept_and_reported(tmp_path:
     assert [sorted(pair) for pair in result.possible_duplicates] == [ids]
     done = memgit_cli("sync", cwd=a)
     assert b"Possible duplicate" not in done.stdout  # a fast-forward keeps nothing new
+
+
+def test_an_executable_from_the_remote_is_left_to_git_not_flattened(tmp_path: Path) -> None:
+    _, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    (a / "tool.sh").write_text("#!/bin/sh\n")
+    (a / "tool.sh").chmod(0o755)
+    _person_commits(a, "a script")
+    _sync(a)
+    before = _unchanged(b)
+    with pytest.raises(ConflictError) as refused:
+        _sync(b)
+    assert refused.value.code == "sync-conflict" and refused.value.path == "tool.sh"
+    assert _unchanged(b) == before
+    git(b, "pull", "-q", "--no-rebase")
+    assert _sync(b).joined == "up-to-date"

@@ -227,10 +227,21 @@ def _join(
 
 
 def _changes(git: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> dict[str, bytes | None]:
-    return {
-        path: read_blob(git, entry[0]) if entry is not None else None
-        for path, entry in diff_trees(git, old, new).items()
-    }
+    """The files that differ, as publish takes them: contents of regular files. memgit
+    writes nothing else, so an executable, a symlink or a submodule the join would
+    bring is left to git (``git pull``), not flattened into a plain file."""
+    changes: dict[str, bytes | None] = {}
+    for path, entry in diff_trees(git, old, new).items():
+        if entry is not None and entry[1] != pygit2.enums.FileMode.BLOB:
+            raise ConflictError(
+                f"{path} is not a regular file (mode {entry[1]:o}); memgit sync joins "
+                "only regular files",
+                code="sync-conflict",
+                path=path,
+                hint="join this once with git itself (`git pull`), then sync again",
+            )
+        changes[path] = read_blob(git, entry[0]) if entry is not None else None
+    return changes
 
 
 def _added_memories(
