@@ -17,11 +17,13 @@ import pytest
 from governance_corpus import repos
 from remotes import bare_remote, git_daemon
 
+from secret_fixtures import SECRET_FIXTURES
 from support import git, memgit_cli, snapshot
 
 VENV_BIN = Path(sys.executable).parent
 MEMGIT = VENV_BIN / "memgit"
 CORPUS = Path(__file__).parent / "governance_corpus"
+AWS_KEY = next(value for kind, _, value in SECRET_FIXTURES if kind == "aws-access-key-id")
 DEFAULT_FETCH = "+refs/heads/*:refs/remotes/origin/*"
 ATTRIBUTES = (
     "memories/**/*.md merge=memgit\nruns/**/*.json merge=memgit\ninbox/**/*.yaml merge=memgit\n"
@@ -258,3 +260,41 @@ def test_init_replaces_its_own_hook_and_pre_commits(tmp_path: Path) -> None:
     assert shlex.quote(str(VENV_BIN)) in script
     ok(memgit_cli("init", "--install-hooks", cwd=work))
     assert hook.read_text("utf-8") == script
+
+
+def test_init_installs_the_commit_msg_hook_the_config_asks_for(tmp_path: Path) -> None:
+    """A config that names commit-msg in default_install_hook_types gets that hook too
+    (as `pre-commit install` reads it), so a secret in a person's commit message is
+    refused on their machine, with no virtual environment on PATH."""
+    work = tmp_path / "work"
+    env = without_venv(tmp_path)
+    assert run([str(MEMGIT), "init", str(work)], tmp_path, env).returncode == 0
+    config = work / ".pre-commit-config.yaml"
+    config.write_text(
+        "default_install_hook_types: [pre-commit, commit-msg]\n"
+        "default_stages: [pre-commit]\n"
+        + config.read_text("utf-8")
+        + "      - id: memgit-secrets-message\n"
+        "        name: memgit secrets (commit message)\n"
+        "        entry: memgit-check-secrets --commit-msg\n"
+        "        language: system\n"
+        "        stages: [commit-msg]\n",
+        "utf-8",
+    )
+    git(work, "add", ".pre-commit-config.yaml")
+    done = run(["git", "commit", "-m", "check commit messages too"], work, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = run([str(MEMGIT), "init"], work, env)
+    assert done.returncode == 0, done.stderr
+    assert "pre-commit installed at .git/hooks/commit-msg" in done.stdout
+
+    (work / "notes.md").write_text("# Notes\n", "utf-8")
+    git(work, "add", "notes.md")
+    before = git(work, "rev-parse", "HEAD")
+    refused = run(["git", "commit", "-m", f"key {AWS_KEY}"], work, env)
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "error[secret-detected]: commit message: line 1: " in refused.stdout + refused.stderr
+    assert AWS_KEY not in refused.stdout + refused.stderr
+    assert git(work, "rev-parse", "HEAD") == before
+    passed = run(["git", "commit", "-m", "notes"], work, env)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
