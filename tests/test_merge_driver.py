@@ -11,12 +11,16 @@ import json
 import subprocess
 import sys
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memgit import MemoryRepo
 from memgit.memory import Memory, Source, parse_memory, render_memory
+from memgit.sharing.merge_driver import merge_file
 
 from support import git
 
@@ -230,3 +234,63 @@ def test_the_driver_called_as_git_calls_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert parse_memory(ours.read_text("utf-8"), path=AT).tags == ("x", "y")
+
+
+# --- properties: any two clones end with the same bytes --------------------------------
+
+TAGS = st.lists(st.sampled_from(["a", "b", "ci", "lint", "python"]), unique=True, max_size=4)
+TIMES = st.sampled_from(
+    ["2026-11-30T10:00:00Z", "2026-11-30T10:00:02Z", "2026-11-30T11:00:00+01:00"]
+)
+BODIES = st.sampled_from(["Run ruff.\n", "Run ruff and mypy.\n", "Run ruff.\n\nAlways.\n"])
+TITLES = st.sampled_from([MEMORY.title, "Lints before committing"])
+
+
+@st.composite
+def versions(draw: st.DrawFn) -> bytes:
+    memory = replace(
+        MEMORY,
+        tags=tuple(draw(TAGS)),
+        created=draw(TIMES),
+        updated=draw(TIMES),
+        body=draw(BODIES),
+        title=draw(TITLES),
+    )
+    return text(memory).encode("utf-8")
+
+
+@given(base=st.one_of(st.just(b""), versions()), ours=versions(), theirs=versions())
+@settings(max_examples=300, deadline=None)
+def test_a_merge_is_the_same_whichever_side_merges(base: bytes, ours: bytes, theirs: bytes) -> None:
+    one, other = merge_file(base, ours, theirs, path=AT), merge_file(base, theirs, ours, path=AT)
+    assert one.conflict == other.conflict
+    if base in (ours, theirs):  # one side unchanged: the other, as it is
+        assert one.data == other.data == (theirs if base == ours else ours)
+    elif not one.conflict:
+        assert one.data == other.data
+        merged = parse_memory(one.data, path=AT)
+        created = [moment(parse_memory(side, path=AT).created) for side in (ours, theirs)]
+        updated = [moment(parse_memory(side, path=AT).updated) for side in (ours, theirs)]
+        assert (moment(merged.created), moment(merged.updated)) == (min(created), max(updated))
+    else:
+        assert b"<<<<<<< ours\n" in one.data and b">>>>>>> theirs\n" in one.data
+
+
+@given(base=st.binary(max_size=200), ours=st.binary(max_size=200), theirs=st.binary(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_any_bytes_merge_without_crashing_or_losing_a_side(
+    base: bytes, ours: bytes, theirs: bytes
+) -> None:
+    for path in (AT, RUN_AT, CAPTURE_AT, "notes.txt"):
+        merged = merge_file(base, ours, theirs, path=path)
+        if merged.conflict:
+            for side in (ours, theirs):
+                for line in side.splitlines():
+                    assert line in merged.data
+        else:
+            assert merged.data in (ours, theirs) or path == AT
+
+
+def moment(timestamp: str | None) -> datetime:
+    assert timestamp is not None
+    return datetime.fromisoformat(timestamp)
