@@ -85,14 +85,17 @@ class InitResult:
 def init_repository(path: Path, *, install_hooks: bool = False) -> InitResult:
     """Make ``path`` a memory repository ready to share; safe to run again.
 
-    In order, so that a refusal leaves everything as it was: the hooks are checked
-    (a person's own is never replaced), the missing files are committed, then the
-    clone's config and hooks are written.
+    In order, so that a refusal changes nothing: the hooks are checked (a person's
+    own is never replaced) before anything is written (in a new folder, right after
+    the empty repository is made), then the missing files are committed, then the
+    clone's hooks and config are written.
     """
     path = path.resolve()
     if install_hooks and (path / ".git").exists():
         plan_hooks(pygit2.Repository(str(path)), hook_types(path))
     repo, new_repository = init_or_adopt(path)
+    if install_hooks and new_repository:  # a core.hooksPath of the person's global config
+        plan_hooks(repo, hook_types(path))
 
     existing: list[str] = []
     written: list[str] = []

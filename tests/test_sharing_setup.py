@@ -298,3 +298,21 @@ def test_init_installs_the_commit_msg_hook_the_config_asks_for(tmp_path: Path) -
     assert git(work, "rev-parse", "HEAD") == before
     passed = run(["git", "commit", "-m", "notes"], work, env)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+def test_init_installs_no_hooks_where_core_hooks_path_points(tmp_path: Path) -> None:
+    """core.hooksPath hands the hooks to another tool: hooks-path-set (exit 4) before
+    anything changes; --no-hooks configures the rest."""
+    work = tmp_path / "work"
+    git(tmp_path, "init", "-q", "work")
+    git(work, "config", "core.hooksPath", str(tmp_path / "managed"))
+    before = snapshot(work)
+    config = (work / ".git" / "config").read_bytes()
+    done = memgit_cli("init", cwd=work)
+    assert done.returncode == 4, done.stderr.decode()
+    assert done.stderr.decode().startswith(f"error[hooks-path-set]: {work / '.git' / 'config'}: ")
+    assert snapshot(work) == before
+    assert (work / ".git" / "config").read_bytes() == config
+    assert not (tmp_path / "managed").exists()
+    ok(memgit_cli("init", "--no-hooks", cwd=work))
+    assert git(work, "config", "merge.memgit.driver").strip()
