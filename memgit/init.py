@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,9 +9,12 @@ from typing import Any
 import pygit2
 
 from memgit.constants import CONFIG_FILE, FORMAT_VERSION, PRE_COMMIT_CONFIG, TRAILER_INIT
-from memgit.errors import ConflictError, UsageError, quote_foreign
+from memgit.errors import ConflictError
 from memgit.governance.checks import Governance
 from memgit.settings import DEFAULT_CONFIG, parse_settings
+from memgit.sharing.hooks import hook_types, plan_hooks, write_hooks
+from memgit.sharing.refspecs import configure_remotes
+from memgit.sharing.setup import ATTRIBUTES_FILE, attributes_with_memgit, configure_merge_driver
 from memgit.state.lookup import TreeWalk
 from memgit.store.engine import Change, publish
 from memgit.store.repository import compact_index, init_or_adopt
@@ -24,7 +25,7 @@ from memgit.trailers import render_message
 # they work offline and always match the memgit that writes the repository.
 DEFAULT_PRE_COMMIT_CONFIG = """\
 # memgit's checks for every commit to this memory repository (docs/governance.md).
-# Install them with `pre-commit install` (or `memgit init --install-hooks`).
+# `memgit init` installs them in each clone (docs/sharing.md).
 repos:
   - repo: local
     hooks:
@@ -54,11 +55,18 @@ TEMPLATES = {CONFIG_FILE: DEFAULT_CONFIG, PRE_COMMIT_CONFIG: DEFAULT_PRE_COMMIT_
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InitResult:
+    """What init did: the commit (if any), the files it wrote or found, and what it
+    configured in this clone (remotes, merge driver, hooks written)."""
+
     path: str
     new_repository: bool
     commit: str | None
     created: tuple[str, ...]
     existing: tuple[str, ...]
+    remotes_configured: tuple[str, ...] = ()
+    merge_driver_configured: bool = False
+    hooks_installed: bool = False
+    hooks_written: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,32 +75,53 @@ class InitResult:
             "commit": self.commit,
             "created": list(self.created),
             "existing": list(self.existing),
+            "remotes_configured": list(self.remotes_configured),
+            "merge_driver_configured": self.merge_driver_configured,
+            "hooks_installed": self.hooks_installed,
+            "hooks_written": list(self.hooks_written),
         }
 
 
-def init_repository(path: Path) -> InitResult:
-    """Make ``path`` a memory repository; safe to run again."""
+def init_repository(path: Path, *, install_hooks: bool = False) -> InitResult:
+    """Make ``path`` a memory repository ready to share; safe to run again.
+
+    In order, so that a refusal changes nothing: the hooks are checked (a person's
+    own is never replaced) before anything is written (in a new folder, right after
+    the empty repository is made), then the missing files are committed, then the
+    clone's hooks and config are written.
+    """
     path = path.resolve()
+    if install_hooks and (path / ".git").exists():
+        plan_hooks(pygit2.Repository(str(path)), hook_types(path))
     repo, new_repository = init_or_adopt(path)
+    if install_hooks and new_repository:  # a core.hooksPath of the person's global config
+        plan_hooks(repo, hook_types(path))
 
     existing: list[str] = []
+    written: list[str] = []
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
         existing.clear()
+        written.clear()
         files: dict[str, bytes | None] = {}
         tree = tip.tree if tip is not None else None
         for name, template in TEMPLATES.items():
             if blob_at(tree, name) is not None:
                 existing.append(name)
-            elif (path / name).exists():
-                raise ConflictError(
-                    f"{name} exists but is not committed",
-                    code="local-edits",
-                    path=str(path / name),
-                    hint=f"commit it (`git add {name} && git commit`) or remove it, then rerun",
-                )
             else:
+                _refuse_uncommitted(path, name)
                 files[name] = template.encode("utf-8")
+        attributes = blob_at(tree, ATTRIBUTES_FILE)
+        if attributes is None:
+            _refuse_uncommitted(path, ATTRIBUTES_FILE)
+        completed = attributes_with_memgit(
+            read_blob(repo, attributes) if attributes is not None else None
+        )
+        if completed is not None:
+            files[ATTRIBUTES_FILE] = completed
+        else:
+            existing.append(ATTRIBUTES_FILE)
+        written.extend(files)
         if CONFIG_FILE in existing and tree is not None:
             parse_settings(read_blob(repo, tree[CONFIG_FILE].id), path=CONFIG_FILE)
         if not files:
@@ -103,33 +132,26 @@ def init_repository(path: Path) -> InitResult:
 
     result = publish(repo, plan, guard=Governance(TreeWalk(repo)), allow_unborn=True)
     compact_index(repo)
-    created = tuple(name for name in TEMPLATES if name not in existing)
+    hooks = write_hooks(plan_hooks(repo, hook_types(path))) if install_hooks else ()
     return InitResult(
         path=str(path),
         new_repository=new_repository,
         commit=result.commit,
-        created=created if result.commit else (),
+        created=tuple(written) if result.commit else (),
         existing=tuple(existing),
+        remotes_configured=configure_remotes(repo),
+        merge_driver_configured=configure_merge_driver(repo),
+        hooks_installed=install_hooks,
+        hooks_written=tuple(str(hook.relative_to(path)) for hook in hooks),
     )
 
 
-def install_hooks(path: Path) -> str:
-    """Run ``pre-commit install`` in the repository, so people's commits are checked too."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "install"],
-        cwd=path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    if done.returncode != 0:
-        detail = (done.stderr or done.stdout).strip().splitlines()
-        raise UsageError(
-            "pre-commit install failed: "
-            + (quote_foreign(detail[-1]) if detail else f"exit status {done.returncode}"),
-            code="hooks-install-failed",
-            path=str(path / ".git" / "hooks"),
-            hint="run `pre-commit install` yourself to see the full error",
+def _refuse_uncommitted(path: Path, name: str) -> None:
+    """A file init would write that the person has, uncommitted, is never overwritten."""
+    if (path / name).exists():
+        raise ConflictError(
+            f"{name} exists but is not committed",
+            code="local-edits",
+            path=str(path / name),
+            hint=f"commit it (`git add {name} && git commit`) or remove it, then rerun",
         )
-    return done.stdout.strip()

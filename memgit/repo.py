@@ -66,9 +66,11 @@ class MemoryRepo:
         return cls(git, cached_settings(git, read_config(Path(git.workdir))))
 
     @classmethod
-    def init(cls, path: str | Path = ".") -> InitResult:
-        """Create or adopt a repository at ``path``; running it again is safe."""
-        return init_repository(Path(path))
+    def init(cls, path: str | Path = ".", *, install_hooks: bool = False) -> InitResult:
+        """Create or adopt a repository at ``path``, or set up a clone for sharing;
+        running it again is safe. ``install_hooks`` also installs the Git hooks (the
+        CLI does by default)."""
+        return init_repository(Path(path), install_hooks=install_hooks)
 
     def close(self) -> None:
         """Close the derived store's connection (a long-running program's repositories;

@@ -173,22 +173,34 @@ def test_init_creates_a_memory_repository(tmp_path: Path) -> None:
     out = ok(memgit_cli("init", str(target)))
     assert f"Created Git repository {target}" in out
     assert "wrote memgit.yaml" in out and "wrote .pre-commit-config.yaml" in out
+    assert "wrote .gitattributes" in out
     head = git(target, "rev-parse", "HEAD").strip()
     assert f"Committed {head[:12]}" in out
     assert git(target, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
     assert (
         git(target, "log", "--format=%(trailers:key=Memgit-Init,valueonly)").strip() == "format 1"
     )
-    assert git(target, "ls-files").split() == [".pre-commit-config.yaml", "memgit.yaml"]
+    assert git(target, "ls-files").split() == [
+        ".gitattributes",
+        ".pre-commit-config.yaml",
+        "memgit.yaml",
+    ]
     assert git(target, "config", "core.logAllRefUpdates").strip() == "always"
     assert_clean(target)
 
 
 def test_init_again_changes_nothing(repo_path: Path) -> None:
-    """A second `memgit init` says the files already exist and makes no commit."""
+    """A second `memgit init` says the files already exist and makes no commit; once this
+    clone's hooks are installed, it changes nothing at all."""
     before = snapshot(repo_path)
     out = ok(memgit_cli("init", cwd=repo_path))
     assert "memgit.yaml already exists" in out
+    assert "pre-commit installed at .git/hooks/pre-commit" in out
+    assert "Already a memory repository; nothing to commit." in out
+    assert snapshot(repo_path) == before
+    config = (repo_path / ".git" / "config").read_bytes()
+    hook = (repo_path / ".git" / "hooks" / "pre-commit").read_bytes()
+    out = ok(memgit_cli("init", cwd=repo_path))
     assert "Already a memory repository; nothing to do." in out
     result = json.loads(ok(memgit_cli("init", "--json", cwd=repo_path)))
     assert result == {
@@ -196,10 +208,15 @@ def test_init_again_changes_nothing(repo_path: Path) -> None:
         "new_repository": False,
         "commit": None,
         "created": [],
-        "existing": ["memgit.yaml", ".pre-commit-config.yaml"],
-        "hooks_installed": False,
+        "existing": ["memgit.yaml", ".pre-commit-config.yaml", ".gitattributes"],
+        "remotes_configured": [],
+        "merge_driver_configured": False,
+        "hooks_installed": True,
+        "hooks_written": [],
     }
     assert snapshot(repo_path) == before
+    assert (repo_path / ".git" / "config").read_bytes() == config
+    assert (repo_path / ".git" / "hooks" / "pre-commit").read_bytes() == hook
 
 
 def test_init_adopts_a_repository_with_history(tmp_path: Path) -> None:
@@ -212,7 +229,7 @@ def test_init_adopts_a_repository_with_history(tmp_path: Path) -> None:
     first = git(repo, "rev-parse", "HEAD").strip()
     result = json.loads(ok(memgit_cli("init", "--json", cwd=repo)))
     assert result["new_repository"] is False
-    assert result["created"] == ["memgit.yaml", ".pre-commit-config.yaml"]
+    assert result["created"] == ["memgit.yaml", ".pre-commit-config.yaml", ".gitattributes"]
     assert git(repo, "rev-parse", "HEAD~1").strip() == first
     assert result["commit"] == git(repo, "rev-parse", "HEAD").strip()
     assert (repo / "README.md").read_text("utf-8") == "# project\n"

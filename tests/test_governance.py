@@ -1046,7 +1046,7 @@ def test_docs_name_every_hook_and_door() -> None:
         "--no-verify",
         "SKIP=",
         "check_tree",
-        "memgit init --install-hooks",
+        "memgit init --no-hooks",
     ):
         assert needle in text, needle
     assert f"{len(KINDS)} kinds" in text

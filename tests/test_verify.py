@@ -696,7 +696,7 @@ def ci_blocks() -> list[dict[str, object]]:
 
 
 def test_ci_jobs_are_valid_and_run_memgit_verify_on_the_base_range() -> None:
-    github, gitlab = ci_blocks()
+    github, commented, gitlab = ci_blocks()
     steps = github["jobs"]["verify"]["steps"]  # type: ignore[index]
     assert steps[0]["with"]["fetch-depth"] == 0
     assert any("pip install" in step.get("run", "") for step in steps)
@@ -708,6 +708,14 @@ def test_ci_jobs_are_valid_and_run_memgit_verify_on_the_base_range() -> None:
     assert job["variables"]["BASE"] == "$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
     assert any("pip install" in line for line in job["script"])
     assert job["script"][-1] == 'memgit verify "origin/${BASE}..HEAD"'
+    steps = commented["jobs"]["verify"]["steps"]  # type: ignore[index]
+    assert commented["permissions"]["pull-requests"] == "write"  # type: ignore[index]
+    assert steps[0]["with"]["fetch-depth"] == 0
+    run = next(step for step in steps if step.get("id") == "verify")
+    assert "--format markdown > summary.md" in run["run"]
+    posted = next(step for step in steps if "gh pr comment" in step.get("run", ""))
+    assert posted["if"] == "always()" and "--body-file summary.md" in posted["run"]
+    assert steps[-1]["if"] == "steps.verify.outputs.status != '0'"
 
 
 def test_the_ci_script_finds_a_skipped_hook_in_a_merge_request(
@@ -729,7 +737,7 @@ def test_the_ci_script_finds_a_skipped_hook_in_a_merge_request(
     env = {"BASE": "main"}
     script = [
         line
-        for line in ci_blocks()[1]["memgit-verify"]["script"]  # type: ignore[index]
+        for line in ci_blocks()[2]["memgit-verify"]["script"]  # type: ignore[index]
         if line.startswith("git fetch") or line.startswith("memgit verify")
     ]
     for line in script:
@@ -746,6 +754,43 @@ def test_the_ci_script_finds_a_skipped_hook_in_a_merge_request(
     assert done.returncode == 1
     assert f"error[retired-id-active]: {bad[:12]}: " in done.stderr
     assert done.stdout == "Checked 2 commits: 1 problem.\n"
+
+
+def test_the_comment_job_writes_the_summary_and_keeps_the_status(
+    history: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The GitHub job's verify step, run by sh in a fresh clone as a runner would: it
+    writes the Markdown summary naming the bad commit and hands on exit status 1."""
+    path, values = history
+    git(path, "switch", "-q", "-c", "feature")
+    write_case(path, "invalid", "retired-id-restored.md", values)
+    bad = commit(path, "bring back the Postgres 16 memory")
+    git(path, "switch", "-q", "main")
+    runner = tmp_path / "runner"
+    git(tmp_path, "clone", "-q", "--no-checkout", str(path), str(runner))
+    git(runner, "checkout", "-q", "--detach", "refs/remotes/origin/feature")
+    steps = ci_blocks()[1]["jobs"]["verify"]["steps"]  # type: ignore[index]
+    step = next(step for step in steps if step.get("id") == "verify")
+    outputs = tmp_path / "github-output"
+    done = subprocess.run(
+        [
+            "sh",
+            "-e",
+            "-c",
+            step["run"].replace("memgit verify", f"{sys.executable} -m memgit.cli.main verify"),
+        ],
+        cwd=runner,
+        env={**os.environ, "BASE": "main", "GITHUB_OUTPUT": str(outputs)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert outputs.read_text("utf-8") == "status=1\n"
+    summary = (runner / "summary.md").read_text("utf-8")
+    assert summary.startswith("## memgit verify: failed\n")
+    assert f"| `{bad[:12]}` | `retired-id-active` |" in summary
 
 
 def test_verify_finds_a_secret_in_a_commit_message(history: tuple[Path, dict[str, str]]) -> None:

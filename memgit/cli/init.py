@@ -12,26 +12,32 @@ from memgit.cli.output import emit_json
 @click.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option(
-    "--install-hooks",
-    is_flag=True,
-    help="Also run `pre-commit install`, so people's own commits are checked too.",
+    "--install-hooks/--no-hooks",
+    default=True,
+    show_default=True,
+    help="Install the Git hooks that run memgit's checks on people's own commits "
+    "(pre-commit's, run by this memgit's Python, so no virtual environment needs to be "
+    "active). --no-hooks leaves .git/hooks alone.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool) -> None:
-    """Create a memory repository in PATH (default: here), or adopt a Git repository.
+    """Create a memory repository in PATH (default: here), adopt a Git repository,
+    or set up a clone of a memory repository for sharing.
 
-    Writes memgit.yaml and .pre-commit-config.yaml (memgit's checks as
-    pre-commit hooks) and commits them. Running it again is safe: it says what
-    already exists and changes nothing.
+    Commits what is missing of memgit.yaml, .pre-commit-config.yaml (memgit's
+    checks as pre-commit hooks) and the .gitattributes lines that send memgit's
+    files to its merge driver. Then configures this clone: every remote fetches
+    and pushes refs/memgit/* (retired memories, runs), the merge driver is
+    registered, and the hooks are installed. A remote added later is configured
+    by running `memgit init` again. Running it again is safe: it adds only what
+    is missing and never changes what you set yourself (docs/sharing.md).
     """
-    from memgit.init import install_hooks as install
     from memgit.repo import MemoryRepo
 
-    result = MemoryRepo.init(directory / path if path else directory)
-    hooks = install(Path(result.path)) if install_hooks else None
+    result = MemoryRepo.init(directory / path if path else directory, install_hooks=install_hooks)
     if as_json:
-        emit_json({**result.to_dict(), "hooks_installed": hooks is not None})
+        emit_json(result.to_dict())
         return
     verb = "Created" if result.new_repository else "Using"
     click.echo(f"{verb} Git repository {result.path}")
@@ -41,7 +47,13 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
         click.echo(f"  wrote {name}")
     if result.commit:
         click.echo(f"Committed {result.commit[:12]}")
-    else:
-        click.echo("Already a memory repository; nothing to do.")
-    if hooks is not None:
-        click.echo(hooks)
+    for remote in result.remotes_configured:
+        click.echo(f"configured remote {remote}: refs/memgit/* are fetched and pushed")
+    if result.merge_driver_configured:
+        click.echo("registered the memgit merge driver")
+    for hook in result.hooks_written:
+        click.echo(f"pre-commit installed at {hook}")
+    if result.commit is None:
+        configured = result.remotes_configured or result.merge_driver_configured
+        nothing = "nothing to commit" if configured or result.hooks_written else "nothing to do"
+        click.echo(f"Already a memory repository; {nothing}.")

@@ -27,7 +27,14 @@ from memgit.cli.output import emit_json, plural
     "changes themselves (a retired memory's ref deleted or moved, a branch rewound to "
     "revive a retired memory). Used by hooks/pre-receive.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    help="text (the default): one line per problem; json; markdown: a summary for a "
+    "pull-request comment (docs/ci.md).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (--format json).")
 @click.pass_obj
 def verify(
     directory: Path,
@@ -35,6 +42,7 @@ def verify(
     all_history: bool,
     commits_from: BinaryIO | None,
     ref_updates: BinaryIO | None,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
     """Run every governance check over every commit of REV_RANGE.
@@ -43,8 +51,10 @@ def verify(
     them) or one revision (its whole history). Without one, the current
     branch is checked against its upstream. Each problem prints as one line
     naming its commit; the exit status is 1 when there are problems, 0 when
-    the range is clean. Works in bare repositories too (docs/ci.md).
+    the range is clean, whatever the format. Works in bare repositories too
+    (docs/ci.md).
     """
+    from memgit.errors import UsageError
     from memgit.governance.verify import (
         MAX_COMMIT_LIST_BYTES,
         MAX_REF_UPDATES_BYTES,
@@ -57,6 +67,13 @@ def verify(
     from memgit.store.recovery import finish_dead_writer
     from memgit.store.repository import open_for_reading
 
+    if as_json and output_format not in (None, "json"):
+        raise UsageError(
+            f"--json is --format json; it cannot be combined with --format {output_format}",
+            code="usage",
+            hint="pass one of them",
+        )
+    shown = "json" if as_json else (output_format or "text")
     repo = open_for_reading(directory)
     finish_dead_writer(repo)
     if ref_updates is not None:
@@ -67,8 +84,14 @@ def verify(
         result = run_verify(repo, commits_by_id(repo, text.splitlines()))
     else:
         result = run_verify(repo, resolve_commits(repo, rev_range, all_history=all_history))
-    if as_json:
+    if shown == "json":
         emit_json(result.to_dict())
+    elif shown == "markdown":
+        from memgit.governance.summary import count_range, render_markdown
+
+        label = _range_label(rev_range, all_history, commits_from, ref_updates)
+        summary = render_markdown(result, count_range(repo, result.commits), range_label=label)
+        click.echo(summary, nl=False)
     else:
         for finding in result.findings:
             click.echo(finding.render(), err=True)
@@ -76,6 +99,22 @@ def verify(
         click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
     if not result.ok:
         click.get_current_context().exit(1)
+
+
+def _range_label(
+    rev_range: str | None,
+    all_history: bool,
+    commits_from: BinaryIO | None,
+    ref_updates: BinaryIO | None,
+) -> str:
+    """What was checked, as the summary names it."""
+    if ref_updates is not None:
+        return "the pushed ref updates"
+    if commits_from is not None:
+        return "the listed commits"
+    if all_history:
+        return "all history from HEAD"
+    return rev_range if rev_range is not None else "the branch against its upstream"
 
 
 def _read_list(stream: BinaryIO, option: str, limit: int) -> str:

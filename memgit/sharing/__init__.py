@@ -1,1 +1,3 @@
-"""Sharing a memory repository: clones set up for it, merged memory files, sync."""
+"""Sharing a memory repository between clones: what ``memgit init`` configures in a
+clone (refspecs, the merge driver, hooks), the merge driver git runs, and ``memgit
+sync`` (fetch, join, check, push)."""
