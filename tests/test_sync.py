@@ -9,6 +9,8 @@ the branch, the checkout and the remote exactly as they were.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,3 +237,98 @@ def test_an_executable_from_the_remote_is_left_to_git_not_flattened(tmp_path: Pa
     assert _unchanged(b) == before
     git(b, "pull", "-q", "--no-rebase")
     assert _sync(b).joined == "up-to-date"
+
+
+def _update_tags(path: Path, memory_id: str, session: str, text: str, tag: str) -> None:
+    """A run that UPDATEs the memory, keeping its title and body, with one more tag and
+    the source of this clone's new turn."""
+    from test_process import answer  # the Gate-answer builder of the process tests
+
+    with MemoryRepo.open(path) as repo:
+        repo.capture(make_turn(1, text, session=session))
+        old = next(m for m in repo.recall("staging", k=5).memories if m.memory.id == memory_id)
+        unit = f"test-agent/{session}/1#0"
+        candidate = {
+            "action": "UPDATE",
+            "target": memory_id,
+            "type": old.memory.type,
+            "scope": old.memory.scope,
+            "title": old.memory.title,
+            "body": "The staging database is reset every Monday.",
+            "tags": [tag],
+            "claims": [(unit, text.rstrip("."))],
+        }
+        assert repo.process(gate_output=answer(None, candidate, units=[unit])).runs
+
+
+def test_a_memory_both_clones_updated_is_joined_and_passes_every_check(tmp_path: Path) -> None:
+    """Both sides UPDATE one memory (new tags, new sources): the merge driver joins them,
+    the joined memory is explained by the merge, and verify passes the merge commit."""
+    _, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    for clone in (a, b):
+        MemoryRepo.init(clone)  # registers the merge driver
+    _work(a, "sa", ["Remember that the staging database is reset every Monday."])
+    _sync(a)
+    _sync(b)
+    (memory,) = git(a, "ls-files", "memories").split()
+    memory_id = Path(memory).stem
+    _update_tags(a, memory_id, "sa", "Staging is reset on Mondays at six.", "ops")
+    _update_tags(b, memory_id, "sb", "Mondays wipe the staging database.", "db")
+    _sync(a)
+    result = _sync(b)
+    assert result.joined == "merge"
+    joined = (b / memory).read_text("utf-8")
+    assert "- db" in joined and "- ops" in joined
+    assert "Mondays wipe the staging database" in joined and "reset on Mondays at six" in joined
+    for clone in (b,):
+        done = memgit_cli("verify", "--all", cwd=clone)
+        assert done.returncode == 0, done.stdout + done.stderr
+    _sync(a)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+
+
+def test_a_forged_history_on_the_remote_is_not_joined(tmp_path: Path) -> None:
+    """Someone pushed a forged quote with plain git, where no pre-receive hook checks:
+    the next clone to sync refuses to join it and changes nothing."""
+    _, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    _work(a, "sa", ["I prefer tabs over spaces in every Python file."])
+    _sync(a)
+    (memory,) = git(a, "ls-files", "memories").split()
+    text = (a / memory).read_text("utf-8")
+    (a / memory).write_text(text.replace("quote: I prefer tabs", "quote: I prefer TABS"), "utf-8")
+    _person_commits(a, "forge a quote")
+    git(a, "push", "-q", "origin", "main")
+    before = _unchanged(b)
+    done = memgit_cli("sync", cwd=b)
+    assert done.returncode == 1
+    assert done.stderr.startswith(b"error[incoming-refused]: origin: 2 problem(s)"), done.stderr
+    assert b"quote-not-found" in done.stderr
+    assert _unchanged(b) == before
+
+
+def test_the_hook_checks_a_git_merge_as_a_merge(tmp_path: Path) -> None:
+    """A person's own ``git merge`` of a memory both sides updated: the merge driver
+    joins it, and the evidence hook (run as pre-commit runs it, during the merge)
+    accepts the join instead of calling it unexplained."""
+    _, (a, b) = _remote_and_clones(tmp_path, "a", "b")
+    for clone in (a, b):
+        MemoryRepo.init(clone)
+    _work(a, "sa", ["Remember that the staging database is reset every Monday."])
+    _sync(a)
+    _sync(b)
+    (memory,) = git(a, "ls-files", "memories").split()
+    _update_tags(a, Path(memory).stem, "sa", "Staging is reset on Mondays at six.", "ops")
+    _update_tags(b, Path(memory).stem, "sb", "Mondays wipe the staging database.", "db")
+    _sync(a)
+    git(b, "fetch", "-q", "origin")
+    git(b, "merge", "-q", "--no-commit", "origin/main")
+    hook = subprocess.run(
+        [sys.executable, "-m", "memgit.governance.evidence"],
+        cwd=b,
+        capture_output=True,
+        check=False,
+    )
+    assert hook.returncode == 0, hook.stderr
+    git(b, "commit", "-q", "--no-edit")
+    done = memgit_cli("verify", "--all", cwd=b)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import pygit2
 
@@ -57,8 +57,14 @@ class Governance:
         if problems:
             raise InvalidInputError.from_problems(problems)
 
-    def check(self, repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
-        check_tree(repo, tree, base, self.lookup)
+    def check(
+        self,
+        repo: pygit2.Repository,
+        tree: pygit2.Tree,
+        base: pygit2.Commit | None,
+        merged: Sequence[pygit2.Commit] = (),
+    ) -> None:
+        check_tree(repo, tree, base, self.lookup, merged=merged)
 
 
 def check_tree(
@@ -66,9 +72,12 @@ def check_tree(
     tree: pygit2.Tree,
     base: pygit2.Commit | None,
     lookup: Lookup | None = None,
+    *,
+    merged: Sequence[pygit2.Commit] = (),
 ) -> None:
-    """Refuse a tree about to be committed on ``base`` that any published hook would refuse."""
-    view = view_of_tree(repo, tree, base, lookup)
+    """Refuse a tree about to be committed on ``base`` (merging ``merged``) that any
+    published hook, or ``memgit verify``, would refuse."""
+    view = view_of_tree(repo, tree, base, lookup, merged=merged)
     problems = [problem for _, problem in iter_all_problems(view)]
     if problems:
         raise InvalidInputError.from_problems(problems)

@@ -242,7 +242,7 @@ def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
         except MemgitError:
             continue
         yield from iter_source_problems(view, path, memory)
-        explained = path in produced and produced[path] == view.read(path)
+        explained = (path in produced and produced[path] == view.read(path)) or view.joined(path)
         if memory.origin == "memgit" and not explained and view.differs(path):
             yield Problem(
                 code="unexplained-memory",

@@ -24,12 +24,31 @@ def staged_view(start: Path, filenames: Sequence[str]) -> CommitView:
     if unfinished is not None:
         raise unfinished
     base = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
-    view = view_of_tree(repo, staged_tree(repo, base), base)
+    merged = _merging(repo)
+    view = view_of_tree(repo, staged_tree(repo, base), base, merged=merged)
     if not filenames:
         return view
     wanted = frozenset(name.replace("\\", "/").removeprefix("./") for name in filenames)
     present = frozenset(name for name in wanted if view.read(name) is not None)
-    return replace(view, changed=present)
+    return replace(view, changed=present & view.changed if merged else present)
+
+
+def _merging(repo: pygit2.Repository) -> list[pygit2.Commit]:
+    """The commits a ``git merge`` in progress is joining (``.git/MERGE_HEAD``): the
+    commit being made is a merge, checked as ``memgit verify`` checks one."""
+    try:
+        lines = (Path(repo.path) / "MERGE_HEAD").read_text("ascii").split()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return []
+    found: list[pygit2.Commit] = []
+    for line in lines:
+        try:
+            commit = repo.get(line)
+        except (ValueError, pygit2.GitError):
+            continue
+        if isinstance(commit, pygit2.Commit):
+            found.append(commit)
+    return found
 
 
 def run_hook(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -13,6 +13,7 @@ from memgit.errors import MemgitError
 from memgit.governance.retirements import Retirements, retired_in
 from memgit.settings import Settings
 from memgit.settings_cache import cached_settings
+from memgit.sharing.merge import merge_memory
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import blob_at, diff_trees, iter_blobs, read_blob
 
@@ -42,6 +43,9 @@ class CommitView:
     # Memory files a merge brings from its other parents that the first parent lacks:
     # checked again for retired ids, though each was checked where it was made.
     merged_in: frozenset[str] = frozenset()
+    # For a merge, each other parent's tree with the merge base's tree: a file both
+    # sides changed is explained by the merge when it is the merge driver's join of them.
+    joins: tuple[tuple[pygit2.Tree, pygit2.Tree | None], ...] = ()
     _cache: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def read(self, path: str) -> bytes | None:
@@ -79,6 +83,22 @@ class CommitView:
         selected for checking, as ``pre-commit run --all-files`` selects every file)."""
         before = blob_at(self.parent, path)
         return before is not None and before != blob_at(self.tree, path)
+
+    def joined(self, path: str) -> bool:
+        """This merge's memory at ``path`` is exactly what the merge driver makes of the
+        parents' versions (each explained where it was made), with no conflict left."""
+        data = self.read(path)
+        ours = self.read_parent(path)
+        for theirs_tree, base_tree in self.joins:
+            theirs_blob = blob_at(theirs_tree, path)
+            if data is None or ours is None or theirs_blob is None:
+                continue
+            base_blob = blob_at(base_tree, path)
+            base = read_blob(self.repo, base_blob) if base_blob is not None else b""
+            merged = merge_memory(base, ours, read_blob(self.repo, theirs_blob), path=path)
+            if not merged.conflict and merged.data == data:
+                return True
+        return False
 
     def differs(self, path: str) -> bool:
         """This commit adds or changes the file."""
@@ -161,7 +181,7 @@ def view_of_commit(
     repo: pygit2.Repository, commit: pygit2.Commit, lookup: Lookup | None = None
 ) -> CommitView:
     base = commit.parents[0] if commit.parents else None
-    view = view_of_tree(repo, commit.tree, base, lookup)
+    view = view_of_tree(repo, commit.tree, base, lookup, merged=commit.parents[1:])
     return replace(view, label=str(commit.id), message=commit.message)
 
 
@@ -170,12 +190,14 @@ def view_of_tree(
     tree: pygit2.Tree,
     base: pygit2.Commit | None,
     lookup: Lookup | None = None,
+    *,
+    merged: Sequence[pygit2.Commit] = (),
 ) -> CommitView:
-    """A tree about to be committed on ``base`` (memgit's writes, the staged tree);
-    without a ``lookup``, the checks read whole trees themselves."""
+    """A tree about to be committed on ``base`` (memgit's writes, the staged tree), and
+    merging ``merged``; without a ``lookup``, the checks read whole trees themselves."""
     parent = base.tree if base is not None else None
     changed, deleted = diff_paths(repo, parent, tree)
-    return CommitView(
+    view = CommitView(
         repo=repo,
         lookup=lookup if lookup is not None else TreeWalk(repo),
         tree=tree,
@@ -183,4 +205,30 @@ def view_of_tree(
         changed=changed,
         deleted=deleted,
         base=base.id if base is not None else None,
+    )
+    return _as_merge(view, merged) if merged else view
+
+
+def _as_merge(view: CommitView, others: Sequence[pygit2.Commit]) -> CommitView:
+    """A merge is checked only for what differs from every parent: what each side brings
+    was checked where it was made. But a memory retired on the first parent's side must
+    not come back through the merge (``merged_in``), and a memory both sides changed
+    must be the merge driver's join of them (``joins``)."""
+    repo = view.repo
+    changed = set(view.changed)
+    for other in others:
+        changed &= diff_paths(repo, other.tree, view.tree)[0]
+    merged_in = {
+        path
+        for path in view.changed - changed
+        if path.startswith(f"{MEMORIES_DIR}/") and blob_at(view.parent, path) is None
+    }
+    joins = []
+    for other in others:
+        base = repo.merge_base(view.base, other.id) if view.base is not None else None
+        base_commit = repo.get(base) if base is not None else None
+        base_tree = base_commit.tree if isinstance(base_commit, pygit2.Commit) else None
+        joins.append((other.tree, base_tree))
+    return replace(
+        view, changed=frozenset(changed), merged_in=frozenset(merged_in), joins=tuple(joins)
     )

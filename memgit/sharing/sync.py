@@ -1,20 +1,23 @@
 """``memgit sync``: fetch, join, check, push, and again if the remote moved meanwhile.
 
 One round: fetch the remote's branch and ``refs/memgit/*`` (into
-``refs/memgit-sync/<remote>/``); adopt the memgit refs (:mod:`memgit.sharing.refs`);
-join the branches through :func:`~memgit.store.engine.publish`, so the result is
-checked by the governance checks before the branch moves and the checkout follows
-it: a fast-forward when only the remote moved, a merge commit when both did
-(``git merge-tree``, which runs the memory-aware merge driver that ``memgit init``
-registers); then push the branch and the refs the remote lacks, all or none, each
-only if the remote still holds what was fetched. A push the remote refused because
-it moved is a new round. A conflict or a refused check stops with the branch as it
-was; a remote that cannot be reached stops before anything changed.
+``refs/memgit-sync/<remote>/``); check each fetched commit as ``memgit verify``
+would, then join the branches through :func:`~memgit.store.engine.publish`, so the
+checkout follows: a fast-forward when only the remote moved, a merge commit when
+both did (``git merge-tree``, which runs the memory-aware merge driver ``memgit
+init`` registers; the merge commit is checked as verify checks a merge); adopt the
+remote's memgit refs (:mod:`memgit.sharing.refs`); check what the remote lacks as
+its pre-receive hook would; then push the branch and the refs the remote lacks, all
+or none, each only if the remote still holds what was fetched. A push the remote
+refused because it moved is a new round. A conflict or a refused check stops with
+the branch and memgit's refs as they were; a remote that cannot be reached stops
+before anything changed.
 """
 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from memgit.errors import ChecksFailedError, ConflictError, Problem, UsageError,
 from memgit.governance.checks import Governance
 from memgit.governance.verify import (
     ZERO,
+    Finding,
     RefUpdate,
     iter_findings,
     iter_ref_update_findings,
@@ -78,8 +82,8 @@ def sync(
     remote, remote_branch = upstream(git, branch, remote)
     for round_number in range(1, MAX_ROUNDS + 1):
         fetched = fetch(git, remote, remote_branch)
-        adopted = memgit_refs.adopt(git, fetched.refs)
         joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
+        adopted = memgit_refs.adopt(git, fetched.refs)
         tip = git.references[branch].peel(pygit2.Commit).id
         updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]] = {
             name: (oid, None) for name, oid in memgit_refs.to_push(git, fetched.refs).items()
@@ -119,37 +123,62 @@ def _check_outgoing(
     lacks (a person's commit made without the hooks) and the ref changes."""
     tips = [new for new, _ in updates.values() if isinstance(git.get(new), pygit2.Commit)]
     known = [oid for oid in [fetched.tip, *fetched.refs.values()] if oid is not None]
-    commits = (
-        walk_commits(git, tips, [oid for oid in known if isinstance(git.get(oid), pygit2.Commit)])
-        if tips
-        else []
-    )
     ref_updates = [
         RefUpdate(old=str(old) if old is not None else ZERO, new=str(new), name=name)
         for name, (new, old) in sorted(updates.items())
     ]
     findings = [
-        *iter_findings(git, commits, lookup),
+        *iter_findings(git, _new_commits(git, tips, known), lookup),
         *iter_ref_update_findings(git, ref_updates),
     ]
-    if findings:
-        summary = Problem(
-            code="push-refused",
-            message=f"{len(findings)} problem(s) in the commits {remote} lacks; nothing was pushed",
-            path=remote,
-            hint=f"see `memgit verify {SYNC_NAMESPACE}{remote}/branch..HEAD`, fix the commits "
-            "(a commit made without the hooks), then sync again",
-        )
-        found = tuple(
-            replace(f.problem, message=f"{f.commit[:12]}: {f.problem.message}") for f in findings
-        )
-        raise ChecksFailedError(
-            summary.message,
-            code=summary.code,
-            path=summary.path,
-            hint=summary.hint,
-            problems=(summary, *found),
-        )
+    _refuse(
+        findings,
+        code="push-refused",
+        message=f"problem(s) in the commits {remote} lacks; nothing was pushed",
+        hint=f"see `memgit verify {SYNC_NAMESPACE}{remote}/branch..HEAD`, fix the commits "
+        "(a commit made without the hooks), then sync again",
+        path=remote,
+    )
+
+
+def _check_incoming(
+    git: pygit2.Repository, lookup: Lookup, remote: str, theirs: pygit2.Oid, tip: pygit2.Oid
+) -> None:
+    """Refuse to join commits from the remote that ``memgit verify`` would refuse (a
+    history forged elsewhere, pushed where no pre-receive hook checks)."""
+    findings = list(iter_findings(git, _new_commits(git, [theirs], [tip]), lookup))
+    _refuse(
+        findings,
+        code="incoming-refused",
+        message=f"problem(s) in the commits fetched from {remote}; nothing was joined",
+        hint=f"see `memgit verify HEAD..{SYNC_NAMESPACE}{remote}/branch`; whoever pushed them "
+        "must fix them on the remote",
+        path=remote,
+    )
+
+
+def _new_commits(
+    git: pygit2.Repository, tips: list[pygit2.Oid], known: list[pygit2.Oid]
+) -> list[pygit2.Commit]:
+    """The commits reachable from ``tips`` and not from ``known``, oldest first."""
+    if not tips:
+        return []
+    return walk_commits(
+        git, tips, [oid for oid in known if isinstance(git.get(oid), pygit2.Commit)]
+    )
+
+
+def _refuse(findings: list[Finding], *, code: str, message: str, hint: str, path: str) -> None:
+    """Raise one error listing every finding with its commit, if there are any."""
+    if not findings:
+        return
+    summary = Problem(code=code, message=f"{len(findings)} {message}", path=path, hint=hint)
+    found = tuple(
+        replace(f.problem, message=f"{f.commit[:12]}: {f.problem.message}") for f in findings
+    )
+    raise ChecksFailedError(
+        summary.message, code=code, path=path, hint=hint, problems=(summary, *found)
+    )
 
 
 def upstream(git: pygit2.Repository, branch: str, remote: str | None) -> tuple[str, str]:
@@ -203,6 +232,7 @@ def _join(
             how[0] = "ahead"
             return None
         other = git[theirs].peel(pygit2.Commit)
+        _check_incoming(git, lookup, remote, theirs, tip.id)
         if git.descendant_of(theirs, tip.id):
             how[0] = "fast-forward"
             message = render_message(f"sync: fast-forward to {remote}")
@@ -222,8 +252,25 @@ def _join(
         message = render_message(f"sync: merge {remote}")
         return Change(files=_changes(git, tip.tree, tree), message=message, merged=(str(theirs),))
 
-    publish(git, plan, guard=Governance(lookup), author_fallback=settings.author)
+    publish(git, plan, guard=_JoinGuard(lookup), author_fallback=settings.author)
     return how[0], duplicates
+
+
+class _JoinGuard(Governance):
+    """The checks of a join. A merge commit is checked as ``memgit verify`` checks one.
+    A fast-forward makes no commit: the commits it brings were each checked before it
+    was planned (:func:`_check_incoming`), which a check of their sum as one commit
+    would get wrong (a memory a merge among them joined would look unexplained)."""
+
+    def check(
+        self,
+        repo: pygit2.Repository,
+        tree: pygit2.Tree,
+        base: pygit2.Commit | None,
+        merged: Sequence[pygit2.Commit] = (),
+    ) -> None:
+        if merged:
+            super().check(repo, tree, base, merged)
 
 
 def _changes(git: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> dict[str, bytes | None]:
