@@ -10,15 +10,14 @@ marker, and the history passes ``git fsck --strict`` and ``memgit verify --all``
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from remotes import git_daemon
 
 from memgit import MemoryRepo
 
@@ -67,40 +66,13 @@ with MemoryRepo.open(path) as repo:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A ``git daemon`` on 127.0.0.1 serving (and accepting pushes to) ``served/``."""
     served = tmp_path / "served"
     served.mkdir()
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            "git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-            f"--base-path={served}", "--listen=127.0.0.1", f"--port={port}", str(served),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.02)
-        yield served, f"git://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with git_daemon(served) as url:
+        yield served, url
 
 
 def test_three_clones_working_at_once_converge(tmp_path: Path, daemon: tuple[Path, str]) -> None:
@@ -111,6 +83,7 @@ def test_three_clones_working_at_once_converge(tmp_path: Path, daemon: tuple[Pat
     clones = [tmp_path / name for name in CLONES]
     for clone in clones:
         git(tmp_path, "clone", "-q", f"{url}/memory.git", str(clone))
+        MemoryRepo.init(clone)  # refspecs, the merge driver, the hooks: as a user sets up
 
     workers = [
         subprocess.Popen(
