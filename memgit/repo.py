@@ -224,15 +224,17 @@ class MemoryRepo:
         finish_dead_writer(self.git)
         return build_map(self._recall_index(), recent=recent, terms=terms, progress=progress)
 
-    def sync(self, remote: str | None = None) -> SyncResult:
+    def sync(self, remote: str | None = None, *, progress: Progress | None = None) -> SyncResult:
         """Fetch ``remote`` (the branch's upstream by default), join it with the branch
-        (checked, as every commit is), and push the result (docs/sharing.md)."""
+        (checked, as every commit is), and push the result (docs/sharing.md).
+        ``progress(step, done, total)`` hears of each step."""
         from memgit.derived.lookup import IndexLookup
         from memgit.sharing.sync import sync
 
         finish_dead_writer(self.git)
         index = self._recall_index()
-        result = sync(self.git, self.settings, IndexLookup(index), remote=remote)
+        lookup = IndexLookup(index)
+        result = sync(self.git, self.settings, lookup, remote=remote, progress=progress)
         index.warm()
         return result
 

@@ -332,3 +332,12 @@ def test_the_hook_checks_a_git_merge_as_a_merge(tmp_path: Path) -> None:
     git(b, "commit", "-q", "--no-edit")
     done = memgit_cli("verify", "--all", cwd=b)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_sync_tells_each_step_as_it_goes(tmp_path: Path) -> None:
+    _, (a,) = _remote_and_clones(tmp_path, "a")
+    _work(a, "sa", ["I prefer tabs over spaces in every Python file."])
+    heard: list[tuple[str, int, int]] = []
+    with MemoryRepo.open(a) as repo:
+        repo.sync(progress=lambda step, done, total: heard.append((step, done, total)))
+    assert heard == [(s, d, 1) for s in ("fetch", "join", "push") for d in (0, 1)]

@@ -1,4 +1,4 @@
-"""A progress bar on stderr for long index builds and captures; nothing for short work."""
+"""A progress bar on stderr for long index builds, captures and syncs; nothing for short work."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ _LABELS = {
     "index": "indexing files",
     "optimize": "optimizing the index",
     "capture": "capturing turns",
+    "fetch": "fetching",
+    "join": "checking and joining",
+    "push": "checking and pushing",
 }
 
 

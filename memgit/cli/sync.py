@@ -33,10 +33,11 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     (exit 5) leaves the branch as it was. Two memories created apart that say
     nearly the same are both kept and listed as possible duplicates.
     """
+    from memgit.cli.progress import progress_bar
     from memgit.repo import MemoryRepo
 
-    with MemoryRepo.open(directory) as repo:
-        result = repo.sync(remote)
+    with MemoryRepo.open(directory) as repo, progress_bar(enabled=not as_json) as progress:
+        result = repo.sync(remote, progress=progress)
     if as_json:
         emit_json(result.to_dict())
         return

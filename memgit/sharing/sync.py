@@ -25,6 +25,7 @@ from typing import Any
 import pygit2
 
 from memgit.constants import MEMORIES_DIR
+from memgit.derived.archive import Progress
 from memgit.errors import ChecksFailedError, ConflictError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import Governance
 from memgit.governance.verify import (
@@ -75,15 +76,28 @@ class SyncResult:
 
 
 def sync(
-    git: pygit2.Repository, settings: Settings, lookup: Lookup, *, remote: str | None = None
+    git: pygit2.Repository,
+    settings: Settings,
+    lookup: Lookup,
+    *,
+    remote: str | None = None,
+    progress: Progress | None = None,
 ) -> SyncResult:
-    """Bring the checked-out branch and ``remote``'s together, and push the result."""
+    """Bring the checked-out branch and ``remote``'s together, and push the result.
+    ``progress(step, done, total)`` is told as each step (``fetch``, ``join``,
+    ``push``) begins (0 of 1) and ends (1 of 1)."""
     branch = head_branch(git)
     remote, remote_branch = upstream(git, branch, remote)
+    step = progress if progress is not None else (lambda *_: None)
     for round_number in range(1, MAX_ROUNDS + 1):
+        step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
+        step("fetch", 1, 1)
+        step("join", 0, 1)
         joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
         adopted = memgit_refs.adopt(git, fetched.refs)
+        step("join", 1, 1)
+        step("push", 0, 1)
         tip = git.references[branch].peel(pygit2.Commit).id
         updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]] = {
             name: (oid, None) for name, oid in memgit_refs.to_push(git, fetched.refs).items()
@@ -92,6 +106,7 @@ def sync(
             updates[remote_branch] = (tip, fetched.tip)
         _check_outgoing(git, lookup, fetched, updates, remote)
         outcome = push(git, remote, updates)
+        step("push", 1, 1)
         if outcome.accepted:
             return SyncResult(
                 remote=remote,
