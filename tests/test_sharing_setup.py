@@ -7,6 +7,7 @@ a ``git commit`` refused by the installed hook with no virtual environment on ``
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -316,3 +317,14 @@ def test_init_installs_no_hooks_where_core_hooks_path_points(tmp_path: Path) -> 
     assert not (tmp_path / "managed").exists()
     ok(memgit_cli("init", "--no-hooks", cwd=work))
     assert git(work, "config", "merge.memgit.driver").strip()
+
+
+def test_init_in_a_clone_builds_the_recall_index(tmp_path: Path) -> None:
+    """A clone's first command no longer pays for the derived store: init builds it."""
+    origin = processed_repo(tmp_path / "origin")
+    git(tmp_path, "clone", "-q", str(origin), "clone")
+    clone = tmp_path / "clone"
+    ok(memgit_cli("init", cwd=clone))
+    status = json.loads(ok(memgit_cli("index", "status", "--json", cwd=clone)))
+    assert status["exists"] and not status["stale"], status
+    assert status["counts"]["memories"] >= 1

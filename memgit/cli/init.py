@@ -31,11 +31,20 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
     and pushes refs/memgit/* (retired memories, runs), the merge driver is
     registered, and the hooks are installed. A remote added later is configured
     by running `memgit init` again. Running it again is safe: it adds only what
-    is missing and never changes what you set yourself (docs/sharing.md).
+    is missing and never changes what you set yourself (docs/sharing.md). In a
+    clone it also builds the recall index (.git/memgit/), with a progress bar.
     """
+    from memgit.cli.progress import progress_bar
     from memgit.repo import MemoryRepo
 
-    result = MemoryRepo.init(directory / path if path else directory, install_hooks=install_hooks)
+    where = directory / path if path else directory
+    result = MemoryRepo.init(where, install_hooks=install_hooks)
+    with MemoryRepo.open(where) as repo:
+        if not repo.index_status().exists:
+            # A clone's first command would build the derived store (tens of seconds at
+            # 100,000 files): it is built here instead, where setting up is expected.
+            with progress_bar(enabled=not as_json) as progress:
+                repo.rebuild_index(progress)
     if as_json:
         emit_json(result.to_dict())
         return
