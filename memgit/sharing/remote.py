@@ -64,35 +64,27 @@ def _target(repo: pygit2.Repository, name: str) -> pygit2.Oid:
     return target
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PushOutcome:
-    """Whether the remote took the push; ``stale`` when it refused because it moved
-    since the fetch (fetch again and retry)."""
-
-    accepted: bool
-    stale: bool
-
-
 def push(
     repo: pygit2.Repository,
     remote: str,
     updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]],
-) -> PushOutcome:
+) -> bool:
     """Set each ref named in ``updates`` on ``remote`` to its new id, all or none
     (``--atomic``), each only if the remote still has the id it had at the fetch
-    (``--force-with-lease``; None: the ref must not exist yet)."""
+    (``--force-with-lease``; None: the ref must not exist yet). False when the remote
+    refused because it moved since the fetch (fetch again and retry)."""
     if not updates:
-        return PushOutcome(accepted=True, stale=False)
+        return True
     args = ["push", "--porcelain", "--atomic", remote]
     for name, (new, expected) in sorted(updates.items()):
         args.append(f"--force-with-lease={name}:{expected if expected is not None else ''}")
         args.append(f"{new}:{name}")
     done = _git(repo, *args)
     if done.returncode == 0:
-        return PushOutcome(accepted=True, stale=False)
+        return True
     refused = [line for line in done.stdout.splitlines() if line.startswith("!")]
     if refused and all(_moved(line) for line in refused):
-        return PushOutcome(accepted=False, stale=True)
+        return False
     raise _remote_error("push", remote, done, detail=refused[0] if refused else None)
 
 

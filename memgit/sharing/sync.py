@@ -89,13 +89,14 @@ def sync(
     branch = head_branch(git)
     remote, remote_branch = upstream(git, branch, remote)
     step = progress if progress is not None else (lambda *_: None)
+    adopted: list[str] = []  # over every round: a round the remote outran still took refs
     for round_number in range(1, MAX_ROUNDS + 1):
         step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
         step("fetch", 1, 1)
         step("join", 0, 1)
         joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
-        adopted = memgit_refs.adopt(git, fetched.refs)
+        adopted.extend(memgit_refs.adopt(git, fetched.refs))
         step("join", 1, 1)
         step("push", 0, 1)
         tip = git.references[branch].peel(pygit2.Commit).id
@@ -105,16 +106,16 @@ def sync(
         if tip != fetched.tip:
             updates[remote_branch] = (tip, fetched.tip)
         _check_outgoing(git, lookup, fetched, updates, remote)
-        outcome = push(git, remote, updates)
+        accepted = push(git, remote, updates)
         step("push", 1, 1)
-        if outcome.accepted:
+        if accepted:
             return SyncResult(
                 remote=remote,
                 branch=branch,
                 joined=joined,
                 commit=str(tip),
                 pushed=bool(updates),
-                refs_adopted=tuple(adopted),
+                refs_adopted=tuple(sorted(set(adopted))),
                 refs_pushed=len([name for name in updates if name != remote_branch]),
                 rounds=round_number,
                 possible_duplicates=tuple(duplicates),
