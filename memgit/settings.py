@@ -55,7 +55,7 @@ class Settings:
     gate: dict[str, Any]
     retention_days: int
     author: tuple[str, str] | None
-    review: ReviewPolicy = ReviewPolicy()
+    review: ReviewPolicy = dataclasses.field(default_factory=ReviewPolicy)
 
 
 def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
