@@ -43,6 +43,8 @@ from memgit.governance.checks import Governance
 from memgit.jsonio import render_json
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
+from memgit.review.proposals import branch_name, held_units
+from memgit.review.propose import needs_review
 from memgit.runrecord import RunInput, RunRecord, render_run_record
 from memgit.settings import Settings, gate_setting
 from memgit.state.lookup import Lookup
@@ -72,11 +74,14 @@ class RunOutcome:
     captures: tuple[str, ...]
     decisions: tuple[Decision, ...]
     diagnostics: tuple[dict[str, Any], ...] = ()
+    # The proposal branch the run was committed on, when review held it back.
+    proposal: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "commit": self.commit,
+            "proposal": self.proposal,
             "backend": self.backend,
             "model": self.model,
             "captures": list(self.captures),
@@ -96,6 +101,7 @@ class ProcessResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "runs": [run.to_dict() for run in self.runs],
+            "proposed": sum(run.proposal is not None for run in self.runs),
             "cleanup_commit": self.cleanup_commit,
             "expired": list(self.expired),
             "stuck": list(self.stuck),
@@ -110,15 +116,22 @@ class _Batch:
     # The batch's units no run may decide again, as the Gate is asked (shown to it
     # as unable to support): ProcessingState.closed.
     closed: dict[str, str]
+    # Units open (or rejected) proposals decided: decided for planning, not for the checks.
+    held: frozenset[str] = frozenset()
 
     @property
     def unit_map(self) -> dict[str, EvidenceUnit]:
         return {unit.id: unit for unit in self.units}
 
 
-def pending_batches(lookup: Lookup, settings: Settings) -> tuple[list[_Batch], ProcessingState]:
-    state = _state(lookup, settings, _tree(lookup.repo))
-    return _batches(state, gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)), state
+def pending_batches(
+    lookup: Lookup, settings: Settings, *, include_rejected: bool = False
+) -> tuple[list[_Batch], ProcessingState]:
+    tree = _tree(lookup.repo)
+    held = held_units(lookup.repo, tree, include_rejected=include_rejected)
+    state = _state(lookup, settings, tree).holding(held)
+    size = gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)
+    return _batches(state, size, held), state
 
 
 def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
@@ -144,15 +157,17 @@ def process_inbox(
     index: LexicalIndex,
     max_batches: int | None = None,
     progress: Progress | None = None,
+    include_rejected: bool = False,
 ) -> ProcessResult:
     """Run the Gate over pending captures, then expire old processed captures.
 
     ``index`` is the derived store: the recall index, which finds related memories
-    for the Gate, and the processing state.
+    for the Gate, and the processing state. Units in open proposals are not asked
+    about again, nor those of rejected ones unless ``include_rejected``.
     """
     index.refresh()  # the Gate's related memories need it current; the state then costs least
     lookup = IndexLookup(index)
-    batches, state = pending_batches(lookup, settings)
+    batches, state = pending_batches(lookup, settings, include_rejected=include_rejected)
     if backend.name == "host":
         batches = batches[:1]
     if max_batches is not None:
@@ -167,7 +182,7 @@ def process_inbox(
     processed_now = {path for outcome in outcomes for path in outcome.captures}
     cleanup, expired = expire_inbox(git, settings, lookup, keep=processed_now)
     index.warm()  # the next command starts from a current store
-    after, state = pending_batches(lookup, settings)
+    after, state = pending_batches(lookup, settings, include_rejected=include_rejected)
     return ProcessResult(
         runs=tuple(outcomes),
         cleanup_commit=cleanup,
@@ -188,25 +203,28 @@ def _tree(git: pygit2.Repository) -> pygit2.Tree | None:
     return tip.tree if tip is not None else None
 
 
-def _batches(state: ProcessingState, size: int) -> list[_Batch]:
+def _batches(state: ProcessingState, size: int, held: frozenset[str]) -> list[_Batch]:
     batches: list[_Batch] = []
     current: list[PendingCapture] = []
     chars = 0
     for capture in state.pending:
         length = sum(len(unit.text) for unit in capture.units)
         if current and (len(current) >= size or chars + length > BATCH_CHAR_BUDGET):
-            batches.append(_make_batch(current, state))
+            batches.append(_make_batch(current, state, held))
             current, chars = [], 0
         current.append(capture)
         chars += length
     if current:
-        batches.append(_make_batch(current, state))
+        batches.append(_make_batch(current, state, held))
     return batches
 
 
-def _make_batch(captures: list[PendingCapture], state: ProcessingState) -> _Batch:
+def _make_batch(
+    captures: list[PendingCapture], state: ProcessingState, held: frozenset[str]
+) -> _Batch:
     units = tuple(unit for capture in captures for unit in capture.units)
-    return _Batch(captures=tuple(captures), units=units, closed=state.closed(u.id for u in units))
+    closed = state.closed(u.id for u in units)
+    return _Batch(captures=tuple(captures), units=units, closed=closed, held=held)
 
 
 def _request(
@@ -226,7 +244,8 @@ def _run_batch(
     index: LexicalIndex,
 ) -> RunOutcome | None:
     git = lookup.repo
-    catalog = Catalog(git, _tree(git))
+    base = _tip(git)
+    catalog = Catalog(git, base.tree if base is not None else None)
     request = _request(settings, batch, index, catalog.tree)
     answer = backend.answer(request)
     corrected: tuple[Problem, ...] = ()
@@ -250,6 +269,7 @@ def _run_batch(
     gate = redact_candidates(gate, diagnostics)
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
+    proposal = _proposal(settings, gate, catalog, run_id)
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
         applied.clear()
@@ -280,9 +300,17 @@ def _run_batch(
         message = render_message(
             summary, [(TRAILER_RUN, run_id), (TRAILER_BACKEND, backend_label), *trailers]
         )
-        return Change(files=files, message=message, refs=refs)
+        # A proposal's refs are set when it is approved: its memories are not retired yet.
+        return Change(files=files, message=message, refs=refs if proposal is None else {})
 
-    result = publish(git, plan, guard=Governance(lookup), author_fallback=settings.author)
+    result = publish(
+        git,
+        plan,
+        guard=Governance(lookup),
+        author_fallback=settings.author,
+        ref=proposal,
+        start=str(base.id) if proposal is not None and base is not None else None,
+    )
     if result.commit is None:
         return None
     return RunOutcome(
@@ -293,7 +321,13 @@ def _run_batch(
         captures=tuple(c.path for c in batch.captures),
         decisions=tuple(applied),
         diagnostics=tuple(diagnostics),
+        proposal=proposal.removeprefix("refs/heads/") if proposal is not None else None,
     )
+
+
+def _proposal(settings: Settings, gate: GateOutput, catalog: Catalog, run_id: str) -> str | None:
+    """The proposal branch the run commits on, when the review policy covers it."""
+    return branch_name(run_id) if needs_review(settings.review, gate, catalog) else None
 
 
 def _check(
@@ -345,7 +379,7 @@ def _replan(
                     ),
                 ),
             )
-    closed = _state(lookup, settings, tree).closed(batch.unit_map)
+    closed = _state(lookup, settings, tree).holding(batch.held).closed(batch.unit_map)
     if closed == batch.closed:
         return gate, batch.captures, ()
     if not closed.keys() >= batch.closed.keys():

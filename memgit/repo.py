@@ -108,12 +108,14 @@ class MemoryRepo:
         gate_output: str | bytes | None = None,
         max_batches: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        include_rejected: bool = False,
     ) -> ProcessResult:
         """Turn pending captures into memories: one validated commit per batch.
 
         ``gate_output`` is the Gate's answer supplied by the caller (the host
         backend); otherwise ``backend`` (default: ``gate.backend`` in memgit.yaml)
-        is asked.
+        is asked. Runs the review policy covers are proposed on branches; units of
+        rejected proposals are asked about again only with ``include_rejected``.
         """
         from memgit.gate.backends import make_backend
         from memgit.gate.backends.host import HostBackend
@@ -142,6 +144,7 @@ class MemoryRepo:
             index=self._recall_index(),
             max_batches=max_batches,
             progress=progress,
+            include_rejected=include_rejected,
         )
 
     def gate_prompt(self) -> GateRequest | None:

@@ -1,0 +1,143 @@
+"""Proposals as refs: which exist, in which state, and the units they hold back.
+
+An open proposal is the branch ``memgit/proposals/<run-id>``: one run's commit
+off the tip it was made on. It is *applied* once its run record is in the
+branch's tree, however it got there (``memgit review approve``, ``git merge``,
+a host's merge button); approved ones are kept under ``refs/memgit/applied/``,
+rejected ones under ``refs/memgit/rejected/``, whose commit records the reason
+on top of the proposal's. Nothing here is stored anywhere but in refs and trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pygit2
+
+from memgit.constants import REFS_APPLIED, REFS_PROPOSALS, REFS_REJECTED, TRAILER_REJECTED
+from memgit.errors import MemgitError, UsageError
+from memgit.layout import run_path
+from memgit.runrecord import RunRecord, parse_run_record, read_coverage
+from memgit.store.tree import blob_at, read_blob
+from memgit.trailers import parse_trailers
+
+OPEN, APPLIED, REJECTED = "open", "applied", "rejected"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Proposal:
+    """One proposed run, wherever it is kept now."""
+
+    run_id: str
+    state: str
+    ref: str
+    commit: pygit2.Commit  # the proposal's tip: the run's commit (a rejection's parent)
+    reason: str | None = None
+
+    @property
+    def record_path(self) -> str:
+        return run_path(self.run_id)
+
+    def record(self, repo: pygit2.Repository) -> RunRecord:
+        """The run record the proposal commits."""
+        blob = blob_at(self.commit.tree, self.record_path)
+        if blob is None:
+            raise UsageError(
+                f"proposal {self.run_id} holds no run record at {self.record_path}",
+                code="not-a-proposal",
+                path=self.ref,
+                hint="a proposal branch holds one memgit run; see docs/review.md",
+            )
+        return parse_run_record(read_blob(repo, blob), path=self.record_path)
+
+    def summary(self, repo: pygit2.Repository) -> dict[str, Any]:
+        """What ``review list`` shows: ids, state, counts per action, age, backend."""
+        record = self.record(repo)
+        counts: dict[str, int] = {}
+        for decision in record.decisions:
+            counts[decision["action"]] = counts.get(decision["action"], 0) + 1
+        return {
+            "run_id": self.run_id,
+            "state": self.state,
+            "ref": self.ref,
+            "commit": str(self.commit.id),
+            "created": record.created,
+            "backend": record.backend,
+            "model": record.model,
+            "counts": counts,
+            "reason": self.reason,
+        }
+
+
+def branch_name(run_id: str) -> str:
+    return f"{REFS_PROPOSALS}{run_id}"
+
+
+def iter_proposals(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Iterator[Proposal]:
+    """Every proposal kept in this repository, by run id; ``tree`` (the branch's)
+    decides whether a proposal branch is open or already applied."""
+    seen: set[str] = set()
+    for prefix, state in ((REFS_APPLIED, APPLIED), (REFS_REJECTED, REJECTED)):
+        for name in sorted(repo.references):
+            if name.startswith(prefix):
+                commit = repo.references[name].peel(pygit2.Commit)
+                run_id = name[len(prefix) :]
+                seen.add(run_id)
+                if state == REJECTED:
+                    yield _rejected(run_id, name, commit)
+                else:
+                    yield Proposal(run_id=run_id, state=state, ref=name, commit=commit)
+    for name in sorted(repo.references):
+        if name.startswith(REFS_PROPOSALS) and name[len(REFS_PROPOSALS) :] not in seen:
+            run_id = name[len(REFS_PROPOSALS) :]
+            commit = repo.references[name].peel(pygit2.Commit)
+            applied = tree is not None and blob_at(tree, run_path(run_id)) is not None
+            yield Proposal(
+                run_id=run_id, state=APPLIED if applied else OPEN, ref=name, commit=commit
+            )
+
+
+def _rejected(run_id: str, name: str, commit: pygit2.Commit) -> Proposal:
+    """A rejected proposal: the ref's commit records the reason, its parent is the run's."""
+    if not any(key == TRAILER_REJECTED for key, _ in parse_trailers(commit.message)):
+        return Proposal(run_id=run_id, state=REJECTED, ref=name, commit=commit)
+    body = commit.message.split("\n\n", 1)[1] if "\n\n" in commit.message else ""
+    reason = "\n\n".join(body.strip().split("\n\n")[:-1]).strip() or None
+    return Proposal(
+        run_id=run_id, state=REJECTED, ref=name, commit=commit.parents[0], reason=reason
+    )
+
+
+def find_proposal(repo: pygit2.Repository, tree: pygit2.Tree | None, run_id: str) -> Proposal:
+    """The proposal of ``run_id`` (unknown: a usage error, exit 2)."""
+    for proposal in iter_proposals(repo, tree):
+        if proposal.run_id == run_id:
+            return proposal
+    raise UsageError(
+        f"no proposal {run_id!r}",
+        code="unknown-proposal",
+        field="ID",
+        hint="`memgit review list --all` shows every proposal's run id",
+    )
+
+
+def held_units(
+    repo: pygit2.Repository, tree: pygit2.Tree | None, *, include_rejected: bool
+) -> frozenset[str]:
+    """The units open proposals (and rejected ones, unless ``include_rejected``) decided:
+    planning treats them as decided, so they are not proposed again; the checks do not,
+    as no run in the tree decides them."""
+    held: set[str] = set()
+    for proposal in iter_proposals(repo, tree):
+        if proposal.state == OPEN or (proposal.state == REJECTED and not include_rejected):
+            blob = blob_at(proposal.commit.tree, proposal.record_path)
+            if blob is None:
+                continue
+            try:
+                rows = read_coverage(read_blob(repo, blob), path=proposal.record_path)
+            except MemgitError:
+                continue  # a broken proposal holds nothing back; review show says why
+            held.update(unit_id for unit_id, _ in rows)
+    return frozenset(held)
