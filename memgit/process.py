@@ -14,6 +14,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,11 @@ from memgit.constants import (
     TRAILER_BACKEND,
     TRAILER_RUN,
 )
+from memgit.derived.documents import read_capture
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
 from memgit.errors import Problem
-from memgit.evidence import EvidenceUnit
+from memgit.evidence import EvidenceUnit, units_of
 from memgit.gate.backends import Backend
 from memgit.gate.contract import (
     GateOutput,
@@ -56,6 +58,7 @@ from memgit.state.processing import (
 )
 from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
+from memgit.store.tree import read_blob
 from memgit.trailers import render_message
 
 DEFAULT_BATCH_SIZE = 20
@@ -270,38 +273,23 @@ def _run_batch(
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
     proposal = _proposal(settings, gate, catalog, run_id)
+    spec = RunSpec(
+        run_id=run_id,
+        now=now,
+        backend=backend.name,
+        model=backend.model,
+        prompt_digest=request.digest,
+        batch=batch,
+        gate=gate,
+        diagnostics=tuple(diagnostics),
+    )
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
-        applied.clear()
         tree = tip.tree if tip is not None else None
         current = catalog if tree is not None and tree.id == catalog_tree_id else Catalog(git, tree)
-        replanned = _replan(lookup, settings, tree, batch, gate, current)
-        if replanned is None:
-            return None
-        answer, captures, dropped = replanned
-        files, refs, trailers = apply_gate_output(
-            answer, batch.unit_map, current, tip, now.isoformat(), applied
-        )
-        record = RunRecord(
-            run_id=run_id,
-            created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            backend=backend.name,
-            model=backend.model,
-            prompt_digest=request.digest,
-            gate_output=answer.raw,
-            inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in captures),
-            decisions=tuple(d.to_dict() for d in applied),
-            diagnostics=(*diagnostics, *dropped),
-        )
-        files[record.path] = render_run_record(record).encode("utf-8")
-        refs[f"{REFS_RUNS}{run_id}"] = "HEAD"
-        summary = _summary(applied, backend.name, len(answer.decisions))
-        backend_label = f"{backend.name}/{backend.model}" if backend.model else backend.name
-        message = render_message(
-            summary, [(TRAILER_RUN, run_id), (TRAILER_BACKEND, backend_label), *trailers]
-        )
+        change = run_change(lookup, settings, spec, current, tip, applied)
         # A proposal's refs are set when it is approved: its memories are not retired yet.
-        return Change(files=files, message=message, refs=refs if proposal is None else {})
+        return change if change is None or proposal is None else replace(change, refs={})
 
     result = publish(
         git,
@@ -322,6 +310,104 @@ def _run_batch(
         decisions=tuple(applied),
         diagnostics=tuple(diagnostics),
         proposal=proposal.removeprefix("refs/heads/") if proposal is not None else None,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSpec:
+    """A run's checked answer and provenance: what its commit is made of on whichever
+    tip it lands (``memgit process``'s, or a proposal replayed by ``review approve``)."""
+
+    run_id: str
+    now: datetime
+    backend: str
+    model: str | None
+    prompt_digest: str
+    batch: _Batch
+    gate: GateOutput
+    diagnostics: tuple[dict[str, Any], ...] = ()
+
+
+def run_change(
+    lookup: Lookup,
+    settings: Settings,
+    spec: RunSpec,
+    catalog: Catalog,
+    tip: pygit2.Commit | None,
+    applied: list[Decision],
+) -> Change | None:
+    """The run's commit on ``tip`` (``catalog`` reads its tree): the answer replanned for
+    what changed since it was made (:func:`_replan`) and applied, with its record,
+    trailers and refs; None when nothing of it is left to decide. ``applied`` is
+    filled with the decisions."""
+    applied.clear()
+    replanned = _replan(lookup, settings, catalog.tree, spec.batch, spec.gate, catalog)
+    if replanned is None:
+        return None
+    answer, captures, dropped = replanned
+    now = spec.now
+    files, refs, trailers = apply_gate_output(
+        answer, spec.batch.unit_map, catalog, tip, now.isoformat(), applied
+    )
+    record = RunRecord(
+        run_id=spec.run_id,
+        created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        backend=spec.backend,
+        model=spec.model,
+        prompt_digest=spec.prompt_digest,
+        gate_output=answer.raw,
+        inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in captures),
+        decisions=tuple(d.to_dict() for d in applied),
+        diagnostics=(*spec.diagnostics, *dropped),
+    )
+    files[record.path] = render_run_record(record).encode("utf-8")
+    refs[f"{REFS_RUNS}{spec.run_id}"] = "HEAD"
+    summary = _summary(applied, spec.backend, len(answer.decisions))
+    backend_label = f"{spec.backend}/{spec.model}" if spec.model else spec.backend
+    message = render_message(
+        summary, [(TRAILER_RUN, spec.run_id), (TRAILER_BACKEND, backend_label), *trailers]
+    )
+    return Change(files=files, message=message, refs=dict(refs))
+
+
+def replayed_run(
+    lookup: Lookup,
+    settings: Settings,
+    record: RunRecord,
+    catalog: Catalog,
+    *,
+    answer: dict[str, Any] | None = None,
+) -> RunSpec:
+    """A recorded run made again from its record (its inputs and stored Gate answer,
+    or ``answer`` in its place), checked against ``catalog``'s tree as its Gate answer
+    was when it was made: the backend is not asked again. A target gone since, or any
+    other check the answer no longer passes, raises GateOutputError; units decided
+    since are cut by :func:`run_change`, as for a run that lost a race."""
+    repo = lookup.repo
+    given = record.gate_output if answer is None else answer
+    # The units the answer has no row for were decided before it was asked for.
+    covered = {row.get("unit_id") for row in record.gate_output.get("coverage", ())}
+    captures = []
+    for item in record.inputs:
+        turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob)
+        units = tuple(
+            unit if unit.id in covered else replace(unit, can_support=False)
+            for unit in units_of(turn, capture=item.path, blob=item.blob)
+        )
+        captures.append(
+            PendingCapture(path=item.path, blob=item.blob, timestamp=turn.timestamp, units=units)
+        )
+    batch = _make_batch(captures, ProcessingState(), frozenset())
+    gate = _check(given, batch, settings, catalog, batch.closed)
+    return RunSpec(
+        run_id=record.run_id,
+        now=datetime.fromisoformat(record.created.replace("Z", "+00:00")),
+        backend=record.backend,
+        model=record.model,
+        prompt_digest=record.prompt_digest,
+        batch=batch,
+        gate=gate,
+        diagnostics=(*record.diagnostics, {"code": "replayed", "count": 1}),
     )
 
 
