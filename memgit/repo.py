@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from memgit.gate.backends import Backend
     from memgit.gate.prompt import GateRequest
     from memgit.process import ProcessResult
+    from memgit.review.approve import Approval
+    from memgit.review.push import Pushed
+    from memgit.review.reject import Rejection
+    from memgit.review.show import ProposalView
 
 if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
@@ -183,6 +187,49 @@ class MemoryRepo:
             author_fallback=self.settings.author,
             progress=progress,
         )
+
+    # -- review (memgit/review/) ---------------------------------------------------
+
+    def review_list(self, *, everything: bool = False) -> list[dict[str, Any]]:
+        """Open proposals (``everything``: applied and rejected ones too), oldest first."""
+        from memgit.review.show import list_proposals
+
+        return list_proposals(self.git, self._branch_tip(), everything=everything)
+
+    def review_show(self, run_id: str) -> ProposalView:
+        """A proposal's decisions with their memories, quotes and turns, and its diff."""
+        from memgit.review.show import show_proposal
+
+        return show_proposal(self.git, self._branch_tip(), run_id)
+
+    def review_approve(
+        self, run_id: str, *, only: Sequence[str] = (), rebase: bool = False
+    ) -> Approval:
+        """Bring a proposal into the branch: fast-forward, merge, or with ``rebase``
+        (or ``only``) a replay of its Gate answer on the tip (docs/review.md)."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.review.approve import approve
+
+        lookup = IndexLookup(self._recall_index())
+        return approve(lookup, self.settings, run_id, only=only, rebase=rebase)
+
+    def review_reject(self, run_id: str, *, reason: str) -> Rejection:
+        """Move a proposal under refs/memgit/rejected/, recording ``reason``."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.review.reject import reject
+
+        return reject(IndexLookup(self._recall_index()), self.settings, run_id, reason)
+
+    def review_push(self, run_id: str, remote: str = "origin") -> Pushed:
+        """Push a proposal's branch to ``remote`` (a pull request on a hosted service)."""
+        from memgit.review.push import push_proposal
+
+        return push_proposal(self.git, run_id, remote)
+
+    def _branch_tip(self) -> pygit2.Commit:
+        from memgit.store.repository import head_branch
+
+        return self.git.references[head_branch(self.git)].peel(pygit2.Commit)
 
     # -- recall (memgit/recall.py, memgit/map.py, memgit/derived/) --------------
 

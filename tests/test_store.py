@@ -559,7 +559,7 @@ class _Refuse:
     def screen(self, files: object, message: str) -> None:
         pass
 
-    def check(self, repo: object, tree: object, base: object) -> None:
+    def check(self, repo: object, tree: object, base: object, merged: object = ()) -> None:
         raise InvalidInputError("refused by the test", code="schema")
 
 

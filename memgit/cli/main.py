@@ -24,6 +24,7 @@ COMMANDS = {
     "recall": "memgit.cli.recall:recall",
     "map": "memgit.cli.map:map_command",
     "index": "memgit.cli.index:index",
+    "review": "memgit.cli.review:review",
 }
 
 

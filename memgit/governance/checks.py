@@ -17,7 +17,7 @@ from memgit.governance.secrets import (
     without_secret_path,
 )
 from memgit.governance.supersession import iter_supersession_problems
-from memgit.governance.view import CommitView, view_of_tree
+from memgit.governance.view import CommitView, merge_view, view_of_tree
 from memgit.state.lookup import Lookup
 
 Check = Callable[[CommitView], Iterator[Problem]]
@@ -57,8 +57,14 @@ class Governance:
         if problems:
             raise InvalidInputError.from_problems(problems)
 
-    def check(self, repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
-        check_tree(repo, tree, base, self.lookup)
+    def check(
+        self,
+        repo: pygit2.Repository,
+        tree: pygit2.Tree,
+        base: pygit2.Commit | None,
+        merged: tuple[pygit2.Commit, ...] = (),
+    ) -> None:
+        check_tree(repo, tree, base, self.lookup, merged)
 
 
 def check_tree(
@@ -66,9 +72,11 @@ def check_tree(
     tree: pygit2.Tree,
     base: pygit2.Commit | None,
     lookup: Lookup | None = None,
+    merged: tuple[pygit2.Commit, ...] = (),
 ) -> None:
-    """Refuse a tree about to be committed on ``base`` that any published hook would refuse."""
-    view = view_of_tree(repo, tree, base, lookup)
+    """Refuse a tree about to be committed on ``base`` that any published hook would refuse;
+    a merge of ``merged`` is checked as ``memgit verify`` checks one (:func:`merge_view`)."""
+    view = merge_view(repo, view_of_tree(repo, tree, base, lookup), [c.tree for c in merged])
     problems = [problem for _, problem in iter_all_problems(view)]
     if problems:
         raise InvalidInputError.from_problems(problems)

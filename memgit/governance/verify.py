@@ -19,9 +19,9 @@ from memgit.constants import MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
-from memgit.governance.view import CommitView, diff_paths, view_of_commit
+from memgit.governance.view import CommitView, merge_view, view_of_commit
 from memgit.state.lookup import TreeWalk
-from memgit.store.tree import blob_at, iter_blobs
+from memgit.store.tree import iter_blobs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,19 +140,7 @@ def _view(
     repo: pygit2.Repository, commit: pygit2.Commit, retirements: Retirements, lookup: TreeWalk
 ) -> CommitView:
     view = replace(view_of_commit(repo, commit, lookup), retirements=retirements)
-    if len(commit.parents) < 2:
-        return view
-    changed = set(view.changed)
-    for parent in commit.parents[1:]:
-        changed &= diff_paths(repo, parent.tree, commit.tree)[0]
-    # What the merge brings that the first parent lacks was checked where it was made,
-    # but a memory retired on the first parent's side must not come back that way.
-    merged_in = {
-        path
-        for path in view.changed - changed
-        if path.startswith(f"{MEMORIES_DIR}/") and blob_at(view.parent, path) is None
-    }
-    return replace(view, changed=frozenset(changed), merged_in=frozenset(merged_in))
+    return merge_view(repo, view, [parent.tree for parent in commit.parents[1:]])
 
 
 def iter_findings(repo: pygit2.Repository, commits: Iterable[pygit2.Commit]) -> Iterator[Finding]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -144,6 +144,26 @@ class CommitView:
 
     def changed_under(self, prefix: str, suffix: str) -> Iterator[str]:
         return (p for p in sorted(self.changed) if p.startswith(prefix) and p.endswith(suffix))
+
+
+def merge_view(
+    repo: pygit2.Repository, view: CommitView, others: Sequence[pygit2.Tree]
+) -> CommitView:
+    """``view`` of a merge of ``others`` into its parent: changed only where the tree
+    differs from every parent. What the merge brings that the first parent lacks was
+    checked where it was made, but a memory retired on the first parent's side must not
+    come back that way (``merged_in``)."""
+    if not others:
+        return view
+    changed = set(view.changed)
+    for other in others:
+        changed &= diff_paths(repo, other, view.tree)[0]
+    merged_in = {
+        path
+        for path in view.changed - changed
+        if path.startswith(f"{MEMORIES_DIR}/") and blob_at(view.parent, path) is None
+    }
+    return replace(view, changed=frozenset(changed), merged_in=frozenset(merged_in))
 
 
 def diff_paths(

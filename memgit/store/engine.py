@@ -82,8 +82,14 @@ class Guard(Protocol):
         """Look at the new contents and the commit message before any object exists
         (secrets never reach one)."""
 
-    def check(self, repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Commit | None) -> None:
-        """Look at the tree about to be committed on ``base``."""
+    def check(
+        self,
+        repo: pygit2.Repository,
+        tree: pygit2.Tree,
+        base: pygit2.Commit | None,
+        merged: tuple[pygit2.Commit, ...] = (),
+    ) -> None:
+        """Look at the tree about to be committed on ``base`` (merging ``merged``)."""
 
 
 def publish(
@@ -193,7 +199,8 @@ def _publish_once(
         return _no_op(tip, branch, attempt)
     tree = read_tree(repo, tree_id)
     if guard is not None:
-        guard.check(repo, tree, tip)
+        merged = tuple(repo[pygit2.Oid(hex=commit)].peel(pygit2.Commit) for commit in change.merged)
+        guard.check(repo, tree, tip, merged)
     if index is not None:
         check_untouched(repo, index, base_tree, change.files)
     new = _new_commit(repo, tip, tree_id, change, author_fallback)
