@@ -92,10 +92,10 @@ def process(
     if not result.runs and not result.cleanup_commit:
         click.echo("Nothing to process.")
     for run in result.runs:
-        where = f"proposed on {run.proposal}" if run.proposal else "in"
+        where = f"proposed on {run.proposal} ({run.commit[:12]})" if run.proposal else ""
         click.echo(
             f"Run {run.run_id}: {describe_decisions(run.decisions)} from "
-            f"{plural(len(run.captures), 'capture')} {where} {run.commit[:12]}"
+            f"{plural(len(run.captures), 'capture')} " + (where or f"in {run.commit[:12]}")
         )
         for decision in run.decisions:
             click.echo(f"  {decision.action:<9} {decision.memory_id}  {decision.path}")
