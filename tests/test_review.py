@@ -32,7 +32,7 @@ from test_process import (
 
 from memgit.memory import Memory
 
-from support import git, memgit_cli, snapshot
+from support import everything_git_keeps, git, memgit_cli, snapshot
 
 PROPOSALS = "refs/heads/memgit/proposals/"
 
@@ -422,3 +422,26 @@ def test_a_proposal_merged_elsewhere_counts_as_applied(
     assert prompt_units(a) == []
     assert_verified(a)
     assert_clean(a)
+
+
+def test_review_refusals_change_nothing(reviewed: tuple[Path, Memory]) -> None:
+    """A closed proposal, an unknown candidate, a bad reason and a reason holding a
+    secret are refused by name; branch, proposal and refs stay as they were (the
+    secret never reaches an object)."""
+    path, old = reviewed
+    run_id, _ = propose(path, old)
+    before = snapshot(path)
+    assert_error(review_run(path, "approve", run_id, "--only", "c9"), "unknown-candidate", 2, "c9")
+    assert_error(review_run(path, "reject", run_id, "--reason", "  "), "invalid-reason", 3, "")
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    done = review_run(path, "reject", run_id, "--reason", f"token {secret}")
+    assert_error(done, "secret-detected", 3, "")
+    for where, data in everything_git_keeps(path).items():
+        assert secret.encode() not in data, where
+    assert snapshot(path) == before
+    review_json(path, "approve", run_id)
+    after = snapshot(path)
+    assert_error(review_run(path, "approve", run_id), "proposal-closed", 4, run_id)
+    assert_error(review_run(path, "reject", run_id, "--reason", "late"), "proposal-closed", 4, "")
+    assert_error(review_run(path, "push", run_id), "proposal-closed", 4, run_id)
+    assert snapshot(path) == after
