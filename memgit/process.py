@@ -143,10 +143,15 @@ def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> Proc
 
 
 def first_request(
-    git: pygit2.Repository, settings: Settings, index: LexicalIndex
+    git: pygit2.Repository,
+    settings: Settings,
+    index: LexicalIndex,
+    *,
+    include_rejected: bool = False,
 ) -> GateRequest | None:
     """What the backend is asked for the first pending batch (``--print-prompt``)."""
-    batches, _ = pending_batches(IndexLookup(index), settings)
+    lookup = IndexLookup(index)
+    batches, _ = pending_batches(lookup, settings, include_rejected=include_rejected)
     if not batches:
         return None
     return _request(settings, batches[0], index, _tree(git))

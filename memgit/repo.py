@@ -151,11 +151,13 @@ class MemoryRepo:
             include_rejected=include_rejected,
         )
 
-    def gate_prompt(self) -> GateRequest | None:
+    def gate_prompt(self, *, include_rejected: bool = False) -> GateRequest | None:
         """What the Gate is asked for the first pending batch; None when nothing is pending."""
         from memgit.process import first_request
 
-        return first_request(self.git, self.settings, self._recall_index())
+        return first_request(
+            self.git, self.settings, self._recall_index(), include_rejected=include_rejected
+        )
 
     def capture_many(
         self,

@@ -445,3 +445,16 @@ def test_review_refusals_change_nothing(reviewed: tuple[Path, Memory]) -> None:
     assert_error(review_run(path, "reject", run_id, "--reason", "late"), "proposal-closed", 4, "")
     assert_error(review_run(path, "push", run_id), "proposal-closed", 4, run_id)
     assert snapshot(path) == after
+
+
+def test_print_prompt_includes_rejected_units_only_when_asked(
+    reviewed: tuple[Path, Memory],
+) -> None:
+    path, old = reviewed
+    run_id, _ = propose(path, old)
+    review_json(path, "reject", run_id, "--reason", "Staging still exists.")
+    assert prompt_units(path) == []
+    done = memgit_cli("-C", str(path), "process", "--print-prompt", "--json", "--include-rejected")
+    assert done.returncode == 0, done.stderr.decode()
+    units = json.loads(done.stdout)["units"]
+    assert [u["unit_id"] for u in units if u["can_support"]] == [unit(1)]

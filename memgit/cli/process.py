@@ -65,7 +65,7 @@ def process(
 
     repo = MemoryRepo.open(directory)
     if print_prompt:
-        request = repo.gate_prompt()
+        request = repo.gate_prompt(include_rejected=include_rejected)
         if as_json:
             emit_json(
                 None
