@@ -458,3 +458,19 @@ def test_print_prompt_includes_rejected_units_only_when_asked(
     assert done.returncode == 0, done.stderr.decode()
     units = json.loads(done.stdout)["units"]
     assert [u["unit_id"] for u in units if u["can_support"]] == [unit(1)]
+
+
+def test_a_branch_that_is_no_proposal_is_listed_as_unreadable(
+    reviewed: tuple[Path, Memory],
+) -> None:
+    """A person's branch under memgit/proposals/ holding no run record neither breaks
+    the listing nor processing; approving it says why it cannot be."""
+    path, old = reviewed
+    run_id, _ = propose(path, old)
+    git(path, "branch", "memgit/proposals/junk")
+    listed = {item["run_id"]: item for item in review_json(path, "list")}
+    assert listed[run_id]["counts"] == {"SUPERSEDE": 1}
+    assert "no run record" in listed["junk"]["error"]
+    assert "unreadable" in review_run(path, "list").stdout.decode()
+    assert process_json(path)["runs"] == []
+    assert_error(review_run(path, "approve", "junk"), "not-a-proposal", 2, "junk")

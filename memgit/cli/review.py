@@ -50,6 +50,9 @@ def list_command(directory: Path, everything: bool, as_json: bool) -> None:
         click.echo("No open proposals." if not everything else "No proposals.")
     for item in found:
         state = "" if item["state"] == "open" else f" [{item['state']}]"
+        if item.get("error"):
+            click.echo(f"{item['run_id']}{state}  unreadable: {item['error']}")
+            continue
         backend = f"{item['backend']}/{item['model']}" if item["model"] else item["backend"]
         click.echo(
             f"{item['run_id']}{state}  {_counts(item['counts'])}  "

@@ -90,8 +90,8 @@ def approve(
     applied: list[Decision] = []
 
     def plan(tip: pygit2.Commit | None) -> Change:
-        if tip is None:
-            raise UsageError("the branch has no commits", code="unborn-branch")
+        if tip is None:  # head_branch refuses an unborn branch before publish plans
+            raise ConflictError("the branch has no commits", code="unborn-branch")
         how.clear()
         if rebase or only:
             how.append("rebase")

@@ -65,8 +65,29 @@ def list_proposals(
     found = []
     for proposal in iter_proposals(repo, tip.tree):
         if everything or proposal.state == OPEN:
-            found.append(_with_age(proposal.summary(repo)))
+            try:
+                found.append(_with_age(proposal.summary(repo)))
+            except MemgitError as err:
+                found.append(_unreadable(proposal, err))
     return sorted(found, key=lambda item: (item["created"], item["run_id"]))
+
+
+def _unreadable(proposal: Proposal, err: MemgitError) -> dict[str, Any]:
+    """A proposal whose run record cannot be read is listed with the reason, not hidden
+    (and not allowed to hide the others)."""
+    return {
+        "run_id": proposal.run_id,
+        "state": proposal.state,
+        "ref": proposal.ref,
+        "commit": str(proposal.commit.id),
+        "created": "",
+        "age_seconds": None,
+        "backend": None,
+        "model": None,
+        "counts": {},
+        "reason": proposal.reason,
+        "error": err.render().splitlines()[0],
+    }
 
 
 def _with_age(summary: dict[str, Any]) -> dict[str, Any]:
