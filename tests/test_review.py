@@ -409,8 +409,10 @@ def test_a_proposal_merged_elsewhere_counts_as_applied(
     git(a, "remote", "add", "origin", str(remote))
     git(a, "push", "-q", "-u", "origin", "main")
     run_id, _ = propose(a, old)
+    git(a, "push", "-q", "origin", "main")  # the proposal's capture
     review_json(a, "push", run_id)
     b = clone(remote, tmp_path / "b")
+    assert prompt_units(b) == []  # B fetched A's proposal: its units are not asked again
     git(b, "fetch", "-q", "origin", f"memgit/proposals/{run_id}")
     git(b, "merge", "-q", "--no-ff", "-m", "Merge proposal", "FETCH_HEAD")
     git(b, "push", "-q", "origin", "main")

@@ -24,6 +24,7 @@ from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import parse_trailers
 
 OPEN, APPLIED, REJECTED = "open", "applied", "rejected"
+_FETCHED = "/memgit/proposals/"  # inside refs/remotes/<remote>/
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,14 +76,19 @@ def branch_name(run_id: str) -> str:
     return f"{REFS_PROPOSALS}{run_id}"
 
 
-def iter_proposals(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Iterator[Proposal]:
+def iter_proposals(
+    repo: pygit2.Repository, tree: pygit2.Tree | None, *, fetched: bool = False
+) -> Iterator[Proposal]:
     """Every proposal kept in this repository, by run id; ``tree`` (the branch's)
-    decides whether a proposal branch is open or already applied. One pass over the
-    ref names (50 ms at 100,000 refs: refs/memgit/runs/ grows by one per run)."""
+    decides whether a proposal branch is open or already applied. With ``fetched``,
+    also the proposals fetched from remotes (``refs/remotes/<remote>/memgit/proposals/``)
+    that have no local ref. One pass over the ref names (50 ms at 100,000 refs:
+    refs/memgit/runs/ grows by one per run)."""
     names = sorted(
         name
         for name in repo.listall_references()
         if name.startswith((REFS_APPLIED, REFS_REJECTED, REFS_PROPOSALS))
+        or (fetched and name.startswith("refs/remotes/") and _FETCHED in name)
     )
     seen: set[str] = set()
     for name in names:
@@ -94,8 +100,14 @@ def iter_proposals(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Iterato
             seen.add(name[len(REFS_REJECTED) :])
             yield _rejected(name[len(REFS_REJECTED) :], name, commit)
     for name in names:
-        run_id = name[len(REFS_PROPOSALS) :]
-        if name.startswith(REFS_PROPOSALS) and run_id not in seen:
+        if name.startswith(REFS_PROPOSALS):
+            run_id = name[len(REFS_PROPOSALS) :]
+        elif name.startswith("refs/remotes/"):
+            run_id = name.split(_FETCHED, 1)[1]
+        else:
+            continue
+        if run_id not in seen:
+            seen.add(run_id)  # a local branch comes before the fetched ones (sorted)
             commit = repo.references[name].peel(pygit2.Commit)
             applied = tree is not None and blob_at(tree, run_path(run_id)) is not None
             yield Proposal(
@@ -130,11 +142,12 @@ def find_proposal(repo: pygit2.Repository, tree: pygit2.Tree | None, run_id: str
 def held_units(
     repo: pygit2.Repository, tree: pygit2.Tree | None, *, include_rejected: bool
 ) -> frozenset[str]:
-    """The units open proposals (and rejected ones, unless ``include_rejected``) decided:
-    planning treats them as decided, so they are not proposed again; the checks do not,
-    as no run in the tree decides them."""
+    """The units open proposals (and rejected ones, unless ``include_rejected``) decided,
+    fetched ones included (another clone's proposal is not made again here): planning
+    treats them as decided, so they are not proposed again; the checks do not, as no
+    run in the tree decides them."""
     held: set[str] = set()
-    for proposal in iter_proposals(repo, tree):
+    for proposal in iter_proposals(repo, tree, fetched=True):
         if proposal.state == OPEN or (proposal.state == REJECTED and not include_rejected):
             blob = blob_at(proposal.commit.tree, proposal.record_path)
             if blob is None:
