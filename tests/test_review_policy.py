@@ -1,11 +1,18 @@
-"""The review policy in memgit.yaml: its shape, and which decisions it covers."""
+"""The review policy in memgit.yaml, and the reason a rejection records."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memgit.review.policy import ReviewPolicy
+from memgit.review.proposals import parse_rejection, render_rejection
+from memgit.review.reject import check_reason
 from memgit.settings import DEFAULT_CONFIG, parse_settings
+
+# Control characters a reason may not hold (tab and newline it may).
+REFUSED = "".join(chr(c) for c in range(32) if chr(c) not in "\n\t")
 
 
 def settings_with(review: str) -> str:
@@ -48,3 +55,24 @@ def test_a_sub_scope_covers_only_itself_and_below() -> None:
     assert policy.covers("CREATE", types={"fact"}, scopes={"project/billing/eu"})
     assert not policy.covers("CREATE", types={"fact"}, scopes={"project"})
     assert not policy.covers("CREATE", types={"fact"}, scopes={"project/billing-old"})
+
+
+# ---------------------------------------------------------------- a rejection's reason
+
+REASONS = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters=REFUSED), min_size=1
+).filter(lambda text: text.strip())
+
+
+@given(REASONS)
+@settings(max_examples=300, deadline=None)
+def test_a_reason_reads_back_as_recorded(reason: str) -> None:
+    """render then parse gives back the reason, whatever its paragraphs or lines."""
+    text = check_reason(reason)
+    assert parse_rejection(render_rejection("20261130T103602Z-k3v9x2", text)) == text
+
+
+@given(st.text())
+@settings(max_examples=300, deadline=None)
+def test_any_commit_message_parses_without_error(message: str) -> None:
+    parse_rejection(message)

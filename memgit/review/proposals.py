@@ -21,7 +21,7 @@ from memgit.errors import MemgitError, UsageError
 from memgit.layout import run_path
 from memgit.runrecord import RunRecord, parse_run_record, read_coverage
 from memgit.store.tree import blob_at, read_blob
-from memgit.trailers import parse_trailers
+from memgit.trailers import parse_trailers, render_message
 
 OPEN, APPLIED, REJECTED = "open", "applied", "rejected"
 _FETCHED = "/memgit/proposals/"  # inside refs/remotes/<remote>/
@@ -117,13 +117,33 @@ def iter_proposals(
 
 def _rejected(run_id: str, name: str, commit: pygit2.Commit) -> Proposal:
     """A rejected proposal: the ref's commit records the reason, its parent is the run's."""
-    if not any(key == TRAILER_REJECTED for key, _ in parse_trailers(commit.message)):
+    if not _is_rejection(commit.message) or not commit.parents:
         return Proposal(run_id=run_id, state=REJECTED, ref=name, commit=commit)
-    body = commit.message.split("\n\n", 1)[1] if "\n\n" in commit.message else ""
-    reason = "\n\n".join(body.strip().split("\n\n")[:-1]).strip() or None
     return Proposal(
-        run_id=run_id, state=REJECTED, ref=name, commit=commit.parents[0], reason=reason
+        run_id=run_id,
+        state=REJECTED,
+        ref=name,
+        commit=commit.parents[0],
+        reason=parse_rejection(commit.message),
     )
+
+
+def render_rejection(run_id: str, reason: str) -> str:
+    """The message of the commit that records a rejection: summary, reason, trailer."""
+    return render_message(f"review: reject run {run_id}", [(TRAILER_REJECTED, run_id)], body=reason)
+
+
+def parse_rejection(message: str) -> str | None:
+    """The reason :func:`render_rejection` recorded in ``message``; None for a message
+    that records no rejection, or no reason."""
+    if not _is_rejection(message):
+        return None
+    paragraphs = message.strip().split("\n\n")
+    return "\n\n".join(paragraphs[1:-1]).strip() or None
+
+
+def _is_rejection(message: str) -> bool:
+    return any(key == TRAILER_REJECTED for key, _ in parse_trailers(message))
 
 
 def find_proposal(repo: pygit2.Repository, tree: pygit2.Tree | None, run_id: str) -> Proposal:

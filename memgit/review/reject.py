@@ -14,15 +14,14 @@ from typing import Any
 
 import pygit2
 
-from memgit.constants import REFS_REJECTED, TRAILER_REJECTED
+from memgit.constants import REFS_REJECTED
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.governance.checks import Governance
-from memgit.review.proposals import OPEN, find_proposal
+from memgit.review.proposals import OPEN, find_proposal, render_rejection
 from memgit.settings import Settings
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
 from memgit.store.repository import head_branch
-from memgit.trailers import render_message
 
 MAX_REASON_CHARS = 4000
 
@@ -45,7 +44,7 @@ class Rejection:
 
 def reject(lookup: Lookup, settings: Settings, run_id: str, reason: str) -> Rejection:
     git = lookup.repo
-    text = _check_reason(reason)
+    text = check_reason(reason)
     tip = git.references[head_branch(git)].peel(pygit2.Commit)
     proposal = find_proposal(git, tip.tree, run_id)
     if proposal.state != OPEN:
@@ -56,9 +55,7 @@ def reject(lookup: Lookup, settings: Settings, run_id: str, reason: str) -> Reje
             hint="`memgit review list --all` shows what happened to it",
         )
     ref = f"{REFS_REJECTED}{run_id}"
-    message = render_message(
-        f"review: reject run {run_id}", [(TRAILER_REJECTED, run_id)], body=text
-    )
+    message = render_rejection(run_id, text)
 
     def plan(current: pygit2.Commit | None) -> Change:
         if current is None or current.id != proposal.commit.id:
@@ -83,7 +80,7 @@ def reject(lookup: Lookup, settings: Settings, run_id: str, reason: str) -> Reje
     return Rejection(run_id=run_id, ref=ref, commit=result.commit, reason=text)
 
 
-def _check_reason(reason: str) -> str:
+def check_reason(reason: str) -> str:
     """The reason as recorded: some text, not a wall of it, no control characters (it
     becomes part of a commit message that people read with git log)."""
     text = reason.strip()
