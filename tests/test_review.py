@@ -8,6 +8,8 @@ the offline rules backend.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -476,3 +478,34 @@ def test_a_branch_that_is_no_proposal_is_listed_as_unreadable(
     assert "unreadable" in review_run(path, "list").stdout.decode()
     assert process_json(path)["runs"] == []
     assert_error(review_run(path, "approve", "junk"), "not-a-proposal", 2, "junk")
+
+
+def test_the_hooks_check_a_merged_proposal_as_verify_checks_the_merge(
+    reviewed: tuple[Path, Memory],
+) -> None:
+    """`git merge --no-ff --no-commit` of a proposal, then `git commit`: the pre-commit
+    hooks see the staged merge (MERGE_HEAD) and check only what differs from both
+    parents, so the proposal's memories are not refused as unexplained."""
+    path, old = reviewed
+    run_id, _ = propose(path, old)
+    capture(path, user_turn(2, "From now on, write commit messages in English."))
+    open_repo(path).process()
+    git(path, "merge", "-q", "--no-ff", "--no-commit", f"memgit/proposals/{run_id}")
+    staged = git(path, "diff", "--cached", "--name-only").split()
+    assert any(name.startswith("memories/") for name in staged)
+    for hook, names in [
+        (hook, names)
+        for hook in ("evidence", "supersession", "schemas", "secrets")
+        for names in ([], staged)  # pre-commit passes the staged files' names
+    ]:
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / f"memgit-check-{hook}"), *names],
+            cwd=path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, (hook, done.stderr)
+    git(path, "commit", "-q", "-m", "Merge proposal")
+    assert review_json(path, "list") == []
+    assert_verified(path)

@@ -11,25 +11,29 @@ import pygit2
 
 from memgit.errors import MemgitError, Problem
 from memgit.governance.secrets import without_secret_path
-from memgit.governance.view import CommitView, view_of_tree
+from memgit.governance.view import CommitView, merge_view, view_of_tree
 from memgit.store.recovery import unfinished_publish
 from memgit.store.repository import open_repository
 from memgit.store.staging import staged_tree
 
 
 def staged_view(start: Path, filenames: Sequence[str]) -> CommitView:
-    """The staged tree against HEAD; with filenames (as pre-commit passes them), just those."""
+    """The staged tree against HEAD; with filenames (as pre-commit passes them), just those
+    (of what the merge changes, when a merge is being committed)."""
     repo = open_repository(start)
     unfinished = unfinished_publish(repo)
     if unfinished is not None:
         raise unfinished
     base = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
-    view = view_of_tree(repo, staged_tree(repo, base), base)
+    # A merge being committed (git merge --no-commit, a resolved conflict) is checked as
+    # memgit verify checks a merge commit: where it differs from every parent.
+    merging = [repo[oid].peel(pygit2.Commit).tree for oid in repo.listall_mergeheads()]
+    view = merge_view(repo, view_of_tree(repo, staged_tree(repo, base), base), merging)
     if not filenames:
         return view
     wanted = frozenset(name.replace("\\", "/").removeprefix("./") for name in filenames)
     present = frozenset(name for name in wanted if view.read(name) is not None)
-    return replace(view, changed=present)
+    return replace(view, changed=present & view.changed if merging else present)
 
 
 def run_hook(
