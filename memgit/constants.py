@@ -17,6 +17,11 @@ LAST_ERROR_LOG = "last-error.log"
 
 REFS_RUNS = "refs/memgit/runs/"
 REFS_RETIRED = "refs/memgit/retired/"
+# Review: open proposals are branches (a host shows them as pull requests); approved
+# and rejected ones are kept under refs/memgit/ so that nothing is lost.
+REFS_PROPOSALS = "refs/heads/memgit/proposals/"
+REFS_APPLIED = "refs/memgit/applied/"
+REFS_REJECTED = "refs/memgit/rejected/"
 
 TRAILER_RUN = "Memgit-Run"
 TRAILER_BACKEND = "Memgit-Backend"
@@ -27,6 +32,8 @@ TRAILER_RETRACTED = "Memgit-Retracted"
 TRAILER_CAPTURED = "Memgit-Captured"
 TRAILER_INIT = "Memgit-Init"
 TRAILER_EXPIRED = "Memgit-Expired"
+TRAILER_APPROVED = "Memgit-Approved"
+TRAILER_REJECTED = "Memgit-Rejected"
 
 # Input limits: generous for real conversations, small enough to refuse abuse.
 MAX_INPUT_BYTES = 64 * 1024 * 1024

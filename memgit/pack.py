@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pygit2
+
 from memgit.capture.turn import Message, Turn
+from memgit.derived.documents import read_capture
+from memgit.errors import InvalidInputError
 from memgit.jsonio import json_fields
 from memgit.memory import Memory, Source
 
@@ -69,6 +73,22 @@ class SourceEvidence:
         if self.error is not None:
             data["error"] = self.error
         return data
+
+
+def source_evidence(repo: pygit2.Repository, source: Source) -> SourceEvidence:
+    """The source with the captured turn its blob holds (``recall --evidence``,
+    ``review show``), or the reason it cannot be read."""
+    obj = repo.get(source.blob)
+    if not isinstance(obj, pygit2.Blob):
+        return SourceEvidence(
+            source=source,
+            error=f"blob {source.blob[:12]} is not in this repository (not fetched, or purged)",
+        )
+    try:
+        turn = read_capture(obj.data, path=source.capture, blob=source.blob)
+    except InvalidInputError as err:
+        return SourceEvidence(source=source, error=err.message)
+    return SourceEvidence(source=source, turn=turn)
 
 
 def _evidence_turn(turn: Turn) -> dict[str, Any]:

@@ -29,10 +29,11 @@ from memgit.constants import (
     TRAILER_BACKEND,
     TRAILER_RUN,
 )
+from memgit.derived.documents import read_capture
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
 from memgit.errors import Problem
-from memgit.evidence import EvidenceUnit
+from memgit.evidence import EvidenceUnit, units_of
 from memgit.gate.backends import Backend
 from memgit.gate.contract import (
     GateOutput,
@@ -45,6 +46,8 @@ from memgit.governance.checks import Governance
 from memgit.jsonio import render_json
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
+from memgit.review.proposals import branch_name, held_units
+from memgit.review.propose import needs_review
 from memgit.runrecord import RunInput, RunRecord, render_run_record
 from memgit.settings import Settings, gate_setting
 from memgit.state.lookup import Lookup
@@ -56,6 +59,7 @@ from memgit.state.processing import (
 )
 from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
+from memgit.store.tree import read_blob
 from memgit.trailers import render_message
 
 DEFAULT_BATCH_SIZE = 20
@@ -74,11 +78,14 @@ class RunOutcome:
     captures: tuple[str, ...]
     decisions: tuple[Decision, ...]
     diagnostics: tuple[dict[str, Any], ...] = ()
+    # The proposal branch the run was committed on, when review held it back.
+    proposal: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "commit": self.commit,
+            "proposal": self.proposal,
             "backend": self.backend,
             "model": self.model,
             "captures": list(self.captures),
@@ -98,6 +105,7 @@ class ProcessResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "runs": [run.to_dict() for run in self.runs],
+            "proposed": sum(run.proposal is not None for run in self.runs),
             "cleanup_commit": self.cleanup_commit,
             "expired": list(self.expired),
             "stuck": list(self.stuck),
@@ -112,15 +120,22 @@ class _Batch:
     # The batch's units no run may decide again, as the Gate is asked (shown to it
     # as unable to support): ProcessingState.closed.
     closed: dict[str, str]
+    # Units open (or rejected) proposals decided: decided for planning, not for the checks.
+    held: frozenset[str] = frozenset()
 
     @property
     def unit_map(self) -> dict[str, EvidenceUnit]:
         return {unit.id: unit for unit in self.units}
 
 
-def pending_batches(lookup: Lookup, settings: Settings) -> tuple[list[_Batch], ProcessingState]:
-    state = _state(lookup, settings, _tree(lookup.repo))
-    return _batches(state, gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)), state
+def pending_batches(
+    lookup: Lookup, settings: Settings, *, include_rejected: bool = False
+) -> tuple[list[_Batch], ProcessingState]:
+    tree = _tree(lookup.repo)
+    held = held_units(lookup.repo, tree, include_rejected=include_rejected)
+    state = _state(lookup, settings, tree).holding(held)
+    size = gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)
+    return _batches(state, size, held), state
 
 
 def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
@@ -129,10 +144,15 @@ def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> Proc
 
 
 def first_request(
-    git: pygit2.Repository, settings: Settings, index: LexicalIndex
+    git: pygit2.Repository,
+    settings: Settings,
+    index: LexicalIndex,
+    *,
+    include_rejected: bool = False,
 ) -> GateRequest | None:
     """What the backend is asked for the first pending batch (``--print-prompt``)."""
-    batches, _ = pending_batches(IndexLookup(index), settings)
+    lookup = IndexLookup(index)
+    batches, _ = pending_batches(lookup, settings, include_rejected=include_rejected)
     if not batches:
         return None
     return _request(settings, batches[0], index, _tree(git))
@@ -146,15 +166,17 @@ def process_inbox(
     index: LexicalIndex,
     max_batches: int | None = None,
     progress: Progress | None = None,
+    include_rejected: bool = False,
 ) -> ProcessResult:
     """Run the Gate over pending captures, then expire old processed captures.
 
     ``index`` is the derived store: the recall index, which finds related memories
-    for the Gate, and the processing state.
+    for the Gate, and the processing state. Units in open proposals are not asked
+    about again, nor those of rejected ones unless ``include_rejected``.
     """
     index.refresh()  # the Gate's related memories need it current; the state then costs least
     lookup = IndexLookup(index)
-    batches, state = pending_batches(lookup, settings)
+    batches, state = pending_batches(lookup, settings, include_rejected=include_rejected)
     if backend.name == "host":
         batches = batches[:1]
     if max_batches is not None:
@@ -169,7 +191,7 @@ def process_inbox(
     processed_now = {path for outcome in outcomes for path in outcome.captures}
     cleanup, expired = expire_inbox(git, settings, lookup, keep=processed_now)
     index.warm()  # the next command starts from a current store
-    after, state = pending_batches(lookup, settings)
+    after, state = pending_batches(lookup, settings, include_rejected=include_rejected)
     return ProcessResult(
         runs=tuple(outcomes),
         cleanup_commit=cleanup,
@@ -190,25 +212,28 @@ def _tree(git: pygit2.Repository) -> pygit2.Tree | None:
     return tip.tree if tip is not None else None
 
 
-def _batches(state: ProcessingState, size: int) -> list[_Batch]:
+def _batches(state: ProcessingState, size: int, held: frozenset[str]) -> list[_Batch]:
     batches: list[_Batch] = []
     current: list[PendingCapture] = []
     chars = 0
     for capture in state.pending:
         length = sum(len(unit.text) for unit in capture.units)
         if current and (len(current) >= size or chars + length > BATCH_CHAR_BUDGET):
-            batches.append(_make_batch(current, state))
+            batches.append(_make_batch(current, state, held))
             current, chars = [], 0
         current.append(capture)
         chars += length
     if current:
-        batches.append(_make_batch(current, state))
+        batches.append(_make_batch(current, state, held))
     return batches
 
 
-def _make_batch(captures: list[PendingCapture], state: ProcessingState) -> _Batch:
+def _make_batch(
+    captures: list[PendingCapture], state: ProcessingState, held: frozenset[str]
+) -> _Batch:
     units = tuple(unit for capture in captures for unit in capture.units)
-    return _Batch(captures=tuple(captures), units=units, closed=state.closed(u.id for u in units))
+    closed = state.closed(u.id for u in units)
+    return _Batch(captures=tuple(captures), units=units, closed=closed, held=held)
 
 
 def _request(
@@ -228,7 +253,8 @@ def _run_batch(
     index: LexicalIndex,
 ) -> RunOutcome | None:
     git = lookup.repo
-    catalog = Catalog(git, _tree(git))
+    base = _tip(git)
+    catalog = Catalog(git, base.tree if base is not None else None)
     request = _request(settings, batch, index, catalog.tree)
     answer = backend.answer(request)
     corrected: tuple[Problem, ...] = ()
@@ -253,39 +279,33 @@ def _run_batch(
     gate = redact_candidates(gate, diagnostics)
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
+    proposal = _proposal(settings, gate, catalog, run_id)
+    spec = RunSpec(
+        run_id=run_id,
+        now=now,
+        backend=backend.name,
+        model=backend.model,
+        prompt_digest=request.digest,
+        batch=batch,
+        gate=gate,
+        diagnostics=tuple(diagnostics),
+    )
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
-        applied.clear()
         tree = tip.tree if tip is not None else None
         current = catalog if tree is not None and tree.id == catalog_tree_id else Catalog(git, tree)
-        replanned = _replan(lookup, settings, tree, batch, gate, current)
-        if replanned is None:
-            return None
-        answer, captures, dropped = replanned
-        files, refs, trailers = apply_gate_output(
-            answer, batch.unit_map, current, tip, now.isoformat(), applied
-        )
-        record = RunRecord(
-            run_id=run_id,
-            created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            backend=backend.name,
-            model=backend.model,
-            prompt_digest=request.digest,
-            gate_output=answer.raw,
-            inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in captures),
-            decisions=tuple(d.to_dict() for d in applied),
-            diagnostics=(*diagnostics, *dropped),
-        )
-        files[record.path] = render_run_record(record).encode("utf-8")
-        refs[f"{REFS_RUNS}{run_id}"] = "HEAD"
-        summary = _summary(applied, backend.name, len(answer.decisions))
-        backend_label = f"{backend.name}/{backend.model}" if backend.model else backend.name
-        message = render_message(
-            summary, [(TRAILER_RUN, run_id), (TRAILER_BACKEND, backend_label), *trailers]
-        )
-        return Change(files=files, message=message, refs=refs)
+        change = run_change(lookup, settings, spec, current, tip, applied)
+        # A proposal's refs are set when it is approved: its memories are not retired yet.
+        return change if change is None or proposal is None else replace(change, refs={})
 
-    result = publish(git, plan, guard=Governance(lookup), author_fallback=settings.author)
+    result = publish(
+        git,
+        plan,
+        guard=Governance(lookup),
+        author_fallback=settings.author,
+        ref=proposal,
+        start=str(base.id) if proposal is not None and base is not None else None,
+    )
     if result.commit is None:
         return None
     return RunOutcome(
@@ -296,7 +316,111 @@ def _run_batch(
         captures=tuple(c.path for c in batch.captures),
         decisions=tuple(applied),
         diagnostics=tuple(diagnostics),
+        proposal=proposal.removeprefix("refs/heads/") if proposal is not None else None,
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSpec:
+    """A run's checked answer and provenance: what its commit is made of on whichever
+    tip it lands (``memgit process``'s, or a proposal replayed by ``review approve``)."""
+
+    run_id: str
+    now: datetime
+    backend: str
+    model: str | None
+    prompt_digest: str
+    batch: _Batch
+    gate: GateOutput
+    diagnostics: tuple[dict[str, Any], ...] = ()
+
+
+def run_change(
+    lookup: Lookup,
+    settings: Settings,
+    spec: RunSpec,
+    catalog: Catalog,
+    tip: pygit2.Commit | None,
+    applied: list[Decision],
+) -> Change | None:
+    """The run's commit on ``tip`` (``catalog`` reads its tree): the answer replanned for
+    what changed since it was made (:func:`_replan`) and applied, with its record,
+    trailers and refs; None when nothing of it is left to decide. ``applied`` is
+    filled with the decisions."""
+    applied.clear()
+    replanned = _replan(lookup, settings, catalog.tree, spec.batch, spec.gate, catalog)
+    if replanned is None:
+        return None
+    answer, captures, dropped = replanned
+    now = spec.now
+    files, refs, trailers = apply_gate_output(
+        answer, spec.batch.unit_map, catalog, tip, now.isoformat(), applied
+    )
+    record = RunRecord(
+        run_id=spec.run_id,
+        created=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        backend=spec.backend,
+        model=spec.model,
+        prompt_digest=spec.prompt_digest,
+        gate_output=answer.raw,
+        inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in captures),
+        decisions=tuple(d.to_dict() for d in applied),
+        diagnostics=(*spec.diagnostics, *dropped),
+    )
+    files[record.path] = render_run_record(record).encode("utf-8")
+    refs[f"{REFS_RUNS}{spec.run_id}"] = "HEAD"
+    summary = _summary(applied, spec.backend, len(answer.decisions))
+    backend_label = f"{spec.backend}/{spec.model}" if spec.model else spec.backend
+    message = render_message(
+        summary, [(TRAILER_RUN, spec.run_id), (TRAILER_BACKEND, backend_label), *trailers]
+    )
+    return Change(files=files, message=message, refs=dict(refs))
+
+
+def replayed_run(
+    lookup: Lookup,
+    settings: Settings,
+    record: RunRecord,
+    catalog: Catalog,
+    *,
+    answer: dict[str, Any] | None = None,
+) -> RunSpec:
+    """A recorded run made again from its record (its inputs and stored Gate answer,
+    or ``answer`` in its place), checked against ``catalog``'s tree as its Gate answer
+    was when it was made: the backend is not asked again. A target gone since, or any
+    other check the answer no longer passes, raises GateOutputError; units decided
+    since are cut by :func:`run_change`, as for a run that lost a race."""
+    repo = lookup.repo
+    given = record.gate_output if answer is None else answer
+    # The units the answer has no row for were decided before it was asked for.
+    covered = {row.get("unit_id") for row in record.gate_output.get("coverage", ())}
+    captures = []
+    for item in record.inputs:
+        turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob)
+        units = tuple(
+            unit if unit.id in covered else replace(unit, can_support=False)
+            for unit in units_of(turn, capture=item.path, blob=item.blob)
+        )
+        captures.append(
+            PendingCapture(path=item.path, blob=item.blob, timestamp=turn.timestamp, units=units)
+        )
+    batch = _make_batch(captures, ProcessingState(), frozenset())
+    gate = _check(given, batch, settings, catalog, batch.closed)
+    return RunSpec(
+        run_id=record.run_id,
+        now=datetime.fromisoformat(record.created.replace("Z", "+00:00")),
+        backend=record.backend,
+        model=record.model,
+        prompt_digest=record.prompt_digest,
+        batch=batch,
+        gate=gate,
+        diagnostics=(*record.diagnostics, {"code": "replayed", "count": 1}),
+    )
+
+
+def _proposal(settings: Settings, gate: GateOutput, catalog: Catalog, run_id: str) -> str | None:
+    """The proposal branch the run commits on, when the review policy covers it."""
+    return branch_name(run_id) if needs_review(settings.review, gate, catalog) else None
 
 
 def _check(
@@ -348,7 +472,7 @@ def _replan(
                     ),
                 ),
             )
-    closed = _state(lookup, settings, tree).closed(batch.unit_map)
+    closed = _state(lookup, settings, tree).holding(batch.held).closed(batch.unit_map)
     if closed == batch.closed:
         return gate, batch.captures, ()
     if not closed.keys() >= batch.closed.keys():

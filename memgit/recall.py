@@ -38,6 +38,7 @@ from memgit.pack import (
     Successor,
     Trace,
     TurnHit,
+    source_evidence,
 )
 from memgit.revisions import last_change, resolve_as_of
 from memgit.store.tree import read_commit
@@ -285,17 +286,7 @@ class _Collector:
     def _source(self, source: Source) -> SourceEvidence:
         if not self.options.evidence:
             return SourceEvidence(source=source)
-        obj = self.snap.repo.get(source.blob)
-        if not isinstance(obj, pygit2.Blob):
-            return SourceEvidence(
-                source=source,
-                error=f"blob {source.blob[:12]} is not in this repository (not fetched, or purged)",
-            )
-        try:
-            turn = read_capture(obj.data, path=source.capture, blob=source.blob)
-        except InvalidInputError as err:
-            return SourceEvidence(source=source, error=err.message)
-        return SourceEvidence(source=source, turn=turn)
+        return source_evidence(self.snap.repo, source)
 
     # -- retired -------------------------------------------------------------
 

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from memgit.gate.backends import Backend
     from memgit.gate.prompt import GateRequest
     from memgit.process import ProcessResult
+    from memgit.review.approve import Approval
+    from memgit.review.push import Pushed
+    from memgit.review.reject import Rejection
+    from memgit.review.show import ProposalView
 
 if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
@@ -111,12 +115,14 @@ class MemoryRepo:
         gate_output: str | bytes | None = None,
         max_batches: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        include_rejected: bool = False,
     ) -> ProcessResult:
         """Turn pending captures into memories: one validated commit per batch.
 
         ``gate_output`` is the Gate's answer supplied by the caller (the host
         backend); otherwise ``backend`` (default: ``gate.backend`` in memgit.yaml)
-        is asked.
+        is asked. Runs the review policy covers are proposed on branches; units of
+        rejected proposals are asked about again only with ``include_rejected``.
         """
         from memgit.gate.backends import make_backend
         from memgit.gate.backends.host import HostBackend
@@ -145,13 +151,16 @@ class MemoryRepo:
             index=self._recall_index(),
             max_batches=max_batches,
             progress=progress,
+            include_rejected=include_rejected,
         )
 
-    def gate_prompt(self) -> GateRequest | None:
+    def gate_prompt(self, *, include_rejected: bool = False) -> GateRequest | None:
         """What the Gate is asked for the first pending batch; None when nothing is pending."""
         from memgit.process import first_request
 
-        return first_request(self.git, self.settings, self._recall_index())
+        return first_request(
+            self.git, self.settings, self._recall_index(), include_rejected=include_rejected
+        )
 
     def capture_many(
         self,
@@ -183,6 +192,49 @@ class MemoryRepo:
             author_fallback=self.settings.author,
             progress=progress,
         )
+
+    # -- review (memgit/review/) ---------------------------------------------------
+
+    def review_list(self, *, everything: bool = False) -> list[dict[str, Any]]:
+        """Open proposals (``everything``: applied and rejected ones too), oldest first."""
+        from memgit.review.show import list_proposals
+
+        return list_proposals(self.git, self._branch_tip(), everything=everything)
+
+    def review_show(self, run_id: str) -> ProposalView:
+        """A proposal's decisions with their memories, quotes and turns, and its diff."""
+        from memgit.review.show import show_proposal
+
+        return show_proposal(self.git, self._branch_tip(), run_id)
+
+    def review_approve(
+        self, run_id: str, *, only: Sequence[str] = (), rebase: bool = False
+    ) -> Approval:
+        """Bring a proposal into the branch: fast-forward, merge, or with ``rebase``
+        (or ``only``) a replay of its Gate answer on the tip (docs/review.md)."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.review.approve import approve
+
+        lookup = IndexLookup(self._recall_index())
+        return approve(lookup, self.settings, run_id, only=only, rebase=rebase)
+
+    def review_reject(self, run_id: str, *, reason: str) -> Rejection:
+        """Move a proposal under refs/memgit/rejected/, recording ``reason``."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.review.reject import reject
+
+        return reject(IndexLookup(self._recall_index()), self.settings, run_id, reason)
+
+    def review_push(self, run_id: str, remote: str = "origin") -> Pushed:
+        """Push a proposal's branch to ``remote`` (a pull request on a hosted service)."""
+        from memgit.review.push import push_proposal
+
+        return push_proposal(self.git, run_id, remote)
+
+    def _branch_tip(self) -> pygit2.Commit:
+        from memgit.store.repository import head_branch
+
+        return self.git.references[head_branch(self.git)].peel(pygit2.Commit)
 
     # -- recall (memgit/recall.py, memgit/map.py, memgit/derived/) --------------
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from memgit.constants import CONFIG_FILE, FORMAT_VERSION, MAX_YAML_BYTES
 from memgit.errors import InvalidInputError, UsageError
+from memgit.review.policy import ReviewPolicy, parse_policy, policy_from_json
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import parse_yaml
 
@@ -54,6 +55,7 @@ class Settings:
     gate: dict[str, Any]
     retention_days: int
     author: tuple[str, str] | None
+    review: ReviewPolicy = dataclasses.field(default_factory=ReviewPolicy)
 
 
 def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
@@ -64,11 +66,14 @@ def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
 
 @functools.lru_cache(maxsize=8)
 def _parse_settings(text: str | bytes, path: str) -> Settings:
-    data = _without_legacy_review(parse_yaml(text, source=path), path)
+    data = parse_yaml(text, source=path)
     problems = list(iter_schema_problems(data, "config", path=path))
     if problems:
         raise InvalidInputError.from_problems(problems)
     author = data.get("author")
+    review = parse_policy(
+        data.get("review"), memory_types=data["memory_types"], scopes=data["scopes"], path=path
+    )
     return Settings(
         format_version=data["format_version"],
         memory_types=tuple(data["memory_types"]),
@@ -76,35 +81,7 @@ def _parse_settings(text: str | bytes, path: str) -> Settings:
         gate=dict(data["gate"]),
         retention_days=data.get("inbox", {}).get("retention_days", DEFAULT_RETENTION_DAYS),
         author=(author["name"], author["email"]) if author else None,
-    )
-
-
-def _without_legacy_review(data: Any, path: str) -> Any:
-    """``data`` without the ``review: {enabled: false}`` that ``memgit init`` used to write.
-
-    Review does not exist yet, so the setting was removed rather than left doing
-    nothing. ``enabled: false`` asks for what memgit does anyway, so repositories
-    made before keep working unchanged; anything else under ``review:`` (above all
-    ``enabled: true``) would be ignored while runs still commit straight to the
-    branch, so it is refused by name.
-    """
-    if not isinstance(data, dict) or "review" not in data:
-        return data
-    review = data["review"]
-    if not isinstance(review, dict):
-        field = "review"
-    elif review.get("enabled", False) is not False:
-        field = "review.enabled"
-    elif set(review) <= {"enabled"}:
-        return {key: value for key, value in data.items() if key != "review"}
-    else:
-        field = "review." + next(str(key) for key in review if key != "enabled")
-    raise InvalidInputError(
-        "review is not available yet: runs commit straight to the branch",
-        code="review-unavailable",
-        path=path,
-        field=field,
-        hint="remove the review: section from memgit.yaml (see docs/configuration.md)",
+        review=review,
     )
 
 
@@ -124,7 +101,7 @@ def read_config(workdir: Path) -> bytes:
 
 
 def settings_to_json(settings: Settings) -> dict[str, Any]:
-    return dataclasses.asdict(settings)
+    return {**dataclasses.asdict(settings), "review": settings.review.to_json()}
 
 
 def settings_from_json(data: dict[str, Any]) -> Settings:
@@ -137,6 +114,7 @@ def settings_from_json(data: dict[str, Any]) -> Settings:
         gate=dict(data["gate"]),
         retention_days=data["retention_days"],
         author=(author[0], author[1]) if author is not None else None,
+        review=policy_from_json(data["review"]),
     )
 
 

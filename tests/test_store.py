@@ -745,3 +745,55 @@ def test_a_change_can_fast_forward_to_a_descendant(plain_repo: pygit2.Repository
         )
     assert refused.value.code == "not-fast-forward"
     assert plain_repo.head.target == ahead
+
+
+def test_a_new_branch_starts_from_the_commit_named(plain_repo: pygit2.Repository) -> None:
+    """publish(ref=..., start=...) creates a branch off ``start`` (a proposal off the tip):
+    the new commit's parent is ``start`` and its tree is start's plus the change; the
+    checked-out branch does not move. A branch that appeared meanwhile is built on."""
+    path = Path(plain_repo.workdir)
+    head = git(path, "rev-parse", "HEAD").strip()
+    ref = "refs/heads/memgit/proposals/p1"
+    result = publish(plain_repo, write({"a": b"proposed\n"}), guard=None, ref=ref, start=head)
+    assert result.parent == head
+    assert git(path, "rev-parse", f"{ref}^") == f"{head}\n"
+    assert git(path, "ls-tree", "--name-only", ref).split() == ["README", "a"]
+    assert git(path, "rev-parse", "HEAD") == f"{head}\n"
+    again = publish(plain_repo, write({"b": b"b\n"}), guard=None, ref=ref, start=head)
+    assert again.parent == result.commit
+
+
+def test_a_change_can_delete_refs_with_the_branch(plain_repo: pygit2.Repository) -> None:
+    """A ref named with None is deleted in the same transaction the branch moves in."""
+    path = Path(plain_repo.workdir)
+    git(path, "branch", "memgit/proposals/p1")
+    change = Change(
+        files={"a": b"a\n"},
+        message="test: approve\n",
+        refs={"refs/heads/memgit/proposals/p1": None, "refs/memgit/runs/r1": "HEAD"},
+    )
+    result = publish(plain_repo, lambda tip: change, guard=None)
+    assert "refs/heads/memgit/proposals/p1" not in plain_repo.references
+    assert str(plain_repo.references["refs/memgit/runs/r1"].target) == result.commit
+
+
+def test_an_empty_change_commits_only_when_allowed(plain_repo: pygit2.Repository) -> None:
+    """``allow_empty`` makes a commit with the tip's tree, holding only its message (a
+    rejection's reason); without it the same change is a no-op."""
+    path = Path(plain_repo.workdir)
+    head = git(path, "rev-parse", "HEAD").strip()
+    ref = "refs/memgit/rejected/r1"
+    plain = publish(
+        plain_repo, lambda tip: Change(files={}, message="x\n"), guard=None, ref=ref, start=head
+    )
+    assert plain.commit is None and ref not in plain_repo.references
+    result = publish(
+        plain_repo,
+        lambda tip: Change(files={}, message="test: reject\n\nwhy\n", allow_empty=True),
+        guard=None,
+        ref=ref,
+        start=head,
+    )
+    assert result.parent == head
+    assert git(path, "rev-parse", f"{ref}^{{tree}}") == git(path, "rev-parse", "HEAD^{tree}")
+    assert git(path, "log", "-1", "--format=%B", ref).strip() == "test: reject\n\nwhy"

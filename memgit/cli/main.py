@@ -25,6 +25,7 @@ COMMANDS = {
     "map": "memgit.cli.map:map_command",
     "index": "memgit.cli.index:index",
     "sync": "memgit.cli.sync:sync",
+    "review": "memgit.cli.review:review",
 }
 
 

@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     help="Print what the Gate is asked for the next batch (units included) and exit.",
 )
 @click.option("--max-batches", type=click.IntRange(min=1), help="Stop after this many runs.")
+@click.option(
+    "--include-rejected",
+    is_flag=True,
+    help="Ask the Gate again about units of rejected proposals (docs/review.md).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def process(
@@ -37,6 +42,7 @@ def process(
     gate_output: Path | None,
     print_prompt: bool,
     max_batches: int | None,
+    include_rejected: bool,
     as_json: bool,
 ) -> None:
     """Turn pending captured turns into memories, one validated commit per run.
@@ -49,13 +55,17 @@ def process(
     Memgit-* trailers. Captures processed more than inbox.retention_days ago
     (counted from the run that processed them, not from the conversation) are
     then removed from the tree in a separate commit (Git keeps them).
+
+    With review on (review: in memgit.yaml), a run the policy covers is committed
+    on the branch memgit/proposals/<run-id> instead, for `memgit review`; units in
+    open or rejected proposals are not asked about again.
     """
     from memgit.apply import describe_decisions
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
     if print_prompt:
-        request = repo.gate_prompt()
+        request = repo.gate_prompt(include_rejected=include_rejected)
         if as_json:
             emit_json(
                 None
@@ -75,16 +85,17 @@ def process(
     answer = None
     if gate_output is not None:
         answer = _read_answer(gate_output)
-    result = _run(repo, backend, answer, max_batches, quiet=as_json)
+    result = _run(repo, backend, answer, max_batches, include_rejected, quiet=as_json)
     if as_json:
         emit_json(result.to_dict())
         return
     if not result.runs and not result.cleanup_commit:
         click.echo("Nothing to process.")
     for run in result.runs:
+        where = f"proposed on {run.proposal} ({run.commit[:12]})" if run.proposal else ""
         click.echo(
             f"Run {run.run_id}: {describe_decisions(run.decisions)} from "
-            f"{plural(len(run.captures), 'capture')} in {run.commit[:12]}"
+            f"{plural(len(run.captures), 'capture')} " + (where or f"in {run.commit[:12]}")
         )
         for decision in run.decisions:
             click.echo(f"  {decision.action:<9} {decision.memory_id}  {decision.path}")
@@ -92,6 +103,11 @@ def process(
         click.echo(
             f"Removed {plural(len(result.expired), 'processed capture')} past retention "
             f"in {result.cleanup_commit[:12]}"
+        )
+    proposed = sum(run.proposal is not None for run in result.runs)
+    if proposed:
+        click.echo(
+            f"{plural(proposed, 'run')} proposed for review: `memgit review list` shows them."
         )
     if result.remaining:
         click.echo(f"{plural(result.remaining, 'capture')} still pending.")
@@ -108,6 +124,7 @@ def _run(
     backend: str | None,
     answer: bytes | None,
     max_batches: int | None,
+    include_rejected: bool,
     *,
     quiet: bool,
 ) -> ProcessResult:
@@ -115,7 +132,12 @@ def _run(
     from rich.progress import Progress
 
     if quiet or not sys.stderr.isatty():
-        return repo.process(backend=backend, gate_output=answer, max_batches=max_batches)
+        return repo.process(
+            backend=backend,
+            gate_output=answer,
+            max_batches=max_batches,
+            include_rejected=include_rejected,
+        )
     with Progress(transient=True) as bar:
         task = bar.add_task("Processing", total=None)
 
@@ -123,7 +145,11 @@ def _run(
             bar.update(task, completed=done, total=total)
 
         return repo.process(
-            backend=backend, gate_output=answer, max_batches=max_batches, progress=progress
+            backend=backend,
+            gate_output=answer,
+            max_batches=max_batches,
+            progress=progress,
+            include_rejected=include_rejected,
         )
 
 

@@ -10,7 +10,7 @@ import click
 from memgit.cli.output import emit_json, plural
 
 if TYPE_CHECKING:
-    from memgit.pack import EvidencePack, MemoryHit, TurnHit
+    from memgit.pack import EvidencePack, MemoryHit, SourceEvidence, TurnHit
 
 
 @click.command()
@@ -128,13 +128,7 @@ def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
         text = f"superseded by {successor.id} ({successor.title})" if successor else "retracted"
         click.echo(f"     {text}")
     for evidence in hit.sources:
-        source = evidence.source
-        click.echo(f'     source: {source.capture}: "{_short(source.quote, 100)}"')
-        if show_turns and evidence.turn is not None:
-            for message in evidence.turn.messages:
-                click.echo(f"       {message.role}: {_short(message.content, 160)}")
-        if evidence.error:
-            click.echo(f"       ({evidence.error})")
+        render_source(evidence, show_turns=show_turns, indent=5)
     for turn in hit.source_turns:
         where = f"{turn.capture} message {turn.index}"
         if turn.removed_in is not None:
@@ -142,6 +136,19 @@ def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
         click.echo(f"     turn: {where}")
         if turn.snippet:
             click.echo(f"       {turn.snippet}")
+
+
+def render_source(evidence: SourceEvidence, *, show_turns: bool, indent: int) -> None:
+    """A memory's source: its quote, and with ``show_turns`` the captured turn
+    (``recall --evidence``, ``review show``)."""
+    pad = " " * indent
+    source = evidence.source
+    click.echo(f'{pad}source: {source.capture}: "{_short(source.quote, 100)}"')
+    if show_turns and evidence.turn is not None:
+        for message in evidence.turn.messages:
+            click.echo(f"{pad}  {message.role}: {_short(message.content, 160)}")
+    if evidence.error:
+        click.echo(f"{pad}  ({evidence.error})")
 
 
 def _turn(number: int, hit: TurnHit) -> None:

@@ -11,7 +11,7 @@ diagnostics and correction requests never repeat raw model text.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -369,6 +369,20 @@ def narrow_answer(raw: dict[str, Any], closed: Mapping[str, str]) -> tuple[dict[
         for binding in raw["evidence_bindings"]
         if any(claim["unit_id"] in closed for claim in binding["claims"])
     }
+    return _without(raw, closed, dropped)
+
+
+def keep_candidates(raw: dict[str, Any], kept: Collection[str]) -> dict[str, Any]:
+    """A checked answer cut to the candidates ``kept`` (``review approve --only``): the
+    others go with their bindings, and a unit left with no candidate is DEFERRED, so
+    the Gate is asked about it again. Checked again by the caller."""
+    dropped = {item["candidate_id"] for item in raw["candidates"]} - set(kept)
+    return _without(raw, {}, dropped)[0]
+
+
+def _without(
+    raw: dict[str, Any], closed: Mapping[str, str], dropped: set[str]
+) -> tuple[dict[str, Any], int]:
     coverage = []
     for row in raw["coverage"]:
         if row["unit_id"] in closed:

@@ -18,7 +18,8 @@ from memgit.store.staging import staged_tree
 
 
 def staged_view(start: Path, filenames: Sequence[str]) -> CommitView:
-    """The staged tree against HEAD; with filenames (as pre-commit passes them), just those."""
+    """The staged tree against HEAD; with filenames (as pre-commit passes them), just those
+    (of what the merge changes, when a merge is being committed)."""
     repo = open_repository(start)
     unfinished = unfinished_publish(repo)
     if unfinished is not None:
@@ -34,21 +35,10 @@ def staged_view(start: Path, filenames: Sequence[str]) -> CommitView:
 
 
 def _merging(repo: pygit2.Repository) -> list[pygit2.Commit]:
-    """The commits a ``git merge`` in progress is joining (``.git/MERGE_HEAD``): the
-    commit being made is a merge, checked as ``memgit verify`` checks one."""
-    try:
-        lines = (Path(repo.path) / "MERGE_HEAD").read_text("ascii").split()
-    except (FileNotFoundError, UnicodeDecodeError):
-        return []
-    found: list[pygit2.Commit] = []
-    for line in lines:
-        try:
-            commit = repo.get(line)
-        except (ValueError, pygit2.GitError):
-            continue
-        if isinstance(commit, pygit2.Commit):
-            found.append(commit)
-    return found
+    """The commits a ``git merge`` in progress is joining (``.git/MERGE_HEAD``: a
+    resolved conflict, ``git merge --no-commit``): the commit being made is a merge,
+    checked as ``memgit verify`` checks one."""
+    return [repo[oid].peel(pygit2.Commit) for oid in repo.listall_mergeheads()]
 
 
 def run_hook(

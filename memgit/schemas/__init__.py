@@ -124,6 +124,8 @@ def describe_error(error: ValidationError) -> str:
     if rule in ("maxItems", "minItems"):
         bound = "at most" if rule == "maxItems" else "at least"
         return f"has {len(value)} items; {bound} {expected} allowed"
+    if rule == "minProperties":
+        return f"is empty; at least {expected} field(s) needed"
     if rule in ("maxLength", "minLength"):
         bound = "at most" if rule == "maxLength" else "at least"
         return f"is {len(value)} characters long; {bound} {expected} allowed"

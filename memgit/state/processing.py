@@ -100,6 +100,22 @@ class ProcessingState:
         closed.update(dict.fromkeys(wanted & self.processed, "unit-already-covered"))
         return closed
 
+    def holding(self, held: frozenset[str]) -> ProcessingState:
+        """This state as planning sees it while open proposals hold ``held`` units:
+        decided, so no batch asks about them again, though no run in the tree decides
+        them (the checks, which ask :meth:`closed` of the tree alone, do not hold them)."""
+        if not held:
+            return self
+        pending = []
+        for capture in self.pending:
+            units = tuple(
+                replace(unit, can_support=False) if unit.can_support and unit.id in held else unit
+                for unit in capture.units
+            )
+            if any(unit.can_support for unit in units):
+                pending.append(replace(capture, units=units))
+        return replace(self, pending=tuple(pending), processed=self.processed | held)
+
     def done_before(self, cutoff: datetime) -> list[str]:
         """The captures processed before ``cutoff`` with nothing left to decide, sorted."""
         limit = cutoff.timestamp()

@@ -48,13 +48,18 @@ class Change:
     names an existing commit that descends from the tip, to publish instead of a new
     one; ``files`` must then be what it changes from the tip (the paths the checkout
     brings in line), and ``message`` is only the reflog's.
+
+    ``refs`` are set with the branch (``"HEAD"``: to the new commit; ``None``: deleted,
+    as an approved proposal's branch is). ``allow_empty`` commits even when the tree
+    stays the tip's: a commit that only records its message (a rejection's reason).
     """
 
     files: Mapping[str, bytes | None]
     message: str
-    refs: Mapping[str, str] = field(default_factory=dict)
+    refs: Mapping[str, str | None] = field(default_factory=dict)
     merged: tuple[str, ...] = ()
     fast_forward: str | None = None
+    allow_empty: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,9 +101,12 @@ def publish(
     allow_unborn: bool = False,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
+    start: str | None = None,
 ) -> CommitResult:
     """Apply ``plan`` to the tip of ``ref`` (the checked-out branch by default) as one
-    commit; see the module docstring.
+    commit; see the module docstring. A ``ref`` that does not exist yet starts from
+    commit ``start`` (a proposal branches off the tip), and is created only if it
+    still does not exist when the refs move.
 
     ``guard`` screens the new contents before any object is written and checks
     the prepared tree before anything is published; memgit's flows pass the
@@ -112,9 +120,10 @@ def publish(
         checked_out = ref is None or _checked_out(repo) == ref
         for attempt in range(1, MAX_ATTEMPTS + 1):
             current = repo.references.get(branch)
-            tip = current.peel(pygit2.Commit) if current is not None else None
+            expected = current.peel(pygit2.Commit) if current is not None else None
+            tip = expected if current is not None or start is None else _commit(repo, start)
             change = plan(tip)
-            if change is None or not (change.files or change.merged):
+            if change is None or not (change.files or change.merged or change.allow_empty):
                 return _no_op(tip, branch, attempt)
             if checked_out:
                 wait_for_git_lock(git_dir / "index.lock")
@@ -130,6 +139,7 @@ def publish(
                     branch,
                     tip,
                     change,
+                    expected=expected,
                     guard=guard,
                     index=index,
                     attempt=attempt,
@@ -143,6 +153,18 @@ def publish(
         path=branch,
         hint="another program is committing continuously; retry when it is done",
     )
+
+
+def _commit(repo: pygit2.Repository, name: str) -> pygit2.Commit:
+    found = repo.get(name)
+    if not isinstance(found, pygit2.Commit):
+        raise ConflictError(
+            f"{name} is not a commit of this repository",
+            code="unknown-commit",
+            path=name,
+            hint="fetch again and retry",
+        )
+    return found
 
 
 def _checked_out(repo: pygit2.Repository) -> str | None:
@@ -160,18 +182,20 @@ def _publish_once(
     tip: pygit2.Commit | None,
     change: Change,
     *,
+    expected: pygit2.Commit | None,
     guard: Guard | None,
     index: GitIndex | None,
     attempt: int,
     author_fallback: tuple[str, str] | None,
 ) -> CommitResult | None:
-    """Build, check and publish ``change`` on ``tip``; None when the branch moved first.
-    ``index`` is the checkout's, when the branch is checked out."""
+    """Build, check and publish ``change`` on ``tip``; None when the branch moved first
+    from ``expected`` (its tip, or None for a branch to create). ``index`` is the
+    checkout's, when the branch is checked out."""
     base_tree = tip.tree if tip is not None else None
     if guard is not None:
         guard.screen(change.files, change.message)
     tree_id = build_tree(repo, base_tree, change.files)
-    if tip is not None and tree_id == tip.tree_id and not change.merged:
+    if tip is not None and tree_id == tip.tree_id and not (change.merged or change.allow_empty):
         return _no_op(tip, branch, attempt)
     tree = read_tree(repo, tree_id)
     if guard is not None:
@@ -184,7 +208,7 @@ def _publish_once(
         {
             "op": "publish",
             "branch": branch,
-            "old": str(tip.id) if tip is not None else None,
+            "old": str(expected.id) if expected is not None else None,
             "new": str(new),
             # The paths to bring in line after a crash: none for a branch not checked out.
             "paths": sorted(change.files) if index is not None else [],
@@ -192,7 +216,7 @@ def _publish_once(
         }
     )
     try:
-        moved = _move_refs(repo, branch, tip, new, change)
+        moved = _move_refs(repo, branch, expected, new, change)
     except ConflictError:
         # Nothing was published, and the lock in the way is not ours:
         # the next writer must not take it for a dead writer's.
@@ -269,8 +293,9 @@ def _move_refs(
     new: pygit2.Oid,
     change: Change,
 ) -> bool:
-    """Move ``branch`` from ``tip`` to ``new`` and set ``change.refs``, all in one ref
-    transaction; False if the branch no longer points at ``tip``.
+    """Move ``branch`` from ``tip`` (None: create it) to ``new`` and set or delete
+    ``change.refs``, all in one ref transaction; False if the branch no longer points
+    at ``tip``.
 
     The branch is compared under its lock, so nothing can move it between the
     comparison and the update. A lock held by someone else is waited for briefly.
@@ -292,6 +317,10 @@ def _move_refs(
                     return False  # the transaction ends with nothing set: the locks go
                 transaction.set_target(branch, new, None, message)
                 for name, target in change.refs.items():
+                    if target is None:
+                        if name in repo.references:
+                            transaction.remove(name)
+                        continue
                     oid = new if target == "HEAD" else pygit2.Oid(hex=target)
                     transaction.set_target(name, oid, None, message)
             return True

@@ -98,7 +98,8 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
     if new is not None:
         _remove_own_ref_lock(git_dir, branch, str(new), journal.get("pid"))
         for name, target in refs.items():
-            _remove_own_ref_lock(git_dir, name, new if target == "HEAD" else target, None)
+            if target is not None:
+                _remove_own_ref_lock(git_dir, name, new if target == "HEAD" else target, None)
     ref = repo.references.get(branch) if branch else None
     if ref is None or new is None or str(ref.target) != new:
         return
@@ -107,8 +108,12 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
         return
     old_tree = commit.parents[0].tree if commit.parents else None
     for name, target in refs.items():
-        oid = commit.id if target == "HEAD" else pygit2.Oid(hex=target)
         existing = repo.references.get(name)
+        if target is None:
+            if existing is not None:
+                existing.delete()
+            continue
+        oid = commit.id if target == "HEAD" else pygit2.Oid(hex=target)
         if existing is None or existing.target != oid:
             repo.create_reference_direct(name, oid, True, message="memgit: recover")
     with open_index(repo) as index:

@@ -1,0 +1,1 @@
+"""Review: runs a policy holds back are proposed on branches, then approved or rejected."""

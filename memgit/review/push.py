@@ -1,0 +1,80 @@
+"""``memgit review push``: the proposal's branch to a remote, where a hosted Git service
+shows it as a pull request. git's own push does it (its transports, credentials and
+configuration); memgit only names the branch."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from memgit.errors import ConflictError, UsageError, quote_foreign
+from memgit.review.proposals import OPEN, find_proposal
+from memgit.store.repository import head_branch
+
+PUSH_TIMEOUT = 300
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pushed:
+    run_id: str
+    remote: str
+    branch: str
+    commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "remote": self.remote,
+            "branch": self.branch,
+            "commit": self.commit,
+        }
+
+
+def push_proposal(repo: pygit2.Repository, run_id: str, remote: str) -> Pushed:
+    tip = repo.references[head_branch(repo)].peel(pygit2.Commit)
+    proposal = find_proposal(repo, tip.tree, run_id)
+    if proposal.state != OPEN:
+        raise ConflictError(
+            f"proposal {run_id} is {proposal.state}; only open proposals are pushed",
+            code="proposal-closed",
+            path=proposal.ref,
+            hint="`memgit review list` shows the open ones",
+        )
+    if remote.startswith("-"):
+        raise UsageError(f"{quote_foreign(remote)} is not a remote", code="usage", field="REMOTE")
+    spec = f"{proposal.ref}:{proposal.ref}"
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(Path(repo.workdir)), "push", "--porcelain", remote, spec],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=PUSH_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ConflictError(
+            f"git push to {quote_foreign(remote)} did not finish: {quote_foreign(str(err))}",
+            code="push-failed",
+            path=proposal.ref,
+            hint="check that git is installed and the remote answers",
+        ) from err
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise ConflictError(
+            f"git push to {quote_foreign(remote)} failed: "
+            + quote_foreign(said[-1] if said else f"exit {done.returncode}"),
+            code="push-failed",
+            path=proposal.ref,
+            hint=f"run `git push {remote} {spec}` to see git's whole message",
+        )
+    return Pushed(
+        run_id=run_id,
+        remote=remote,
+        branch=proposal.ref.removeprefix("refs/heads/"),
+        commit=str(proposal.commit.id),
+    )
