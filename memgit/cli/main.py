@@ -25,6 +25,10 @@ COMMANDS = {
     "map": "memgit.cli.map:map_command",
     "index": "memgit.cli.index:index",
     "sync": "memgit.cli.sync:sync",
+    "log": "memgit.cli.log:log",
+    "show": "memgit.cli.show:show",
+    "blame": "memgit.cli.blame:blame",
+    "diff": "memgit.cli.diff:diff",
 }
 
 

@@ -1,0 +1,245 @@
+"""``memgit log``, ``show``, ``blame`` and ``diff`` on a real history (tests/history_support.py),
+checked against the git CLI; bad input changes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from history_support import CLUSTER, MOVED, STAGING, Story, build_story
+
+from memgit import MemoryRepo
+
+from support import git, memgit_cli, snapshot
+
+
+@pytest.fixture
+def story(tmp_path: Path) -> Story:
+    return build_story(tmp_path / "memory")
+
+
+def cli_json(path: Path, *args: str) -> dict:
+    done = memgit_cli("-C", str(path), *args, "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    return dict(json.loads(done.stdout))
+
+
+def git_follow(path: Path, file: str) -> list[str]:
+    return git(path, "log", "--follow", "--format=%H", "--", file).split()
+
+
+def test_log_lists_every_version_newest_first(story: Story) -> None:
+    (history,) = MemoryRepo.open(story.path).log(story.a)
+    rows = [(v.number, v.commit, v.change) for v in history.versions]
+    assert rows == [
+        (None, story.commits["superseded"], "superseded"),
+        (3, story.commits["edited"], "edited"),
+        (2, story.commits["updated"], "updated"),
+        (1, story.commits["created"], "created"),
+    ]
+    assert not history.active
+    newest, edited, updated, created = history.versions
+    assert newest.superseded_by == story.b and newest.blob is None
+    assert (edited.run_id, edited.author) == (None, "Test Person <test@example.com>")
+    assert updated.moved_from == f"memories/user/{story.a[:2]}/{story.a}.md"
+    assert updated.path == f"memories/project/{story.a[:2]}/{story.a}.md"
+    assert (created.backend, updated.backend) == ("rules", "host")
+    for version in (newest, updated, created):
+        trailer = git(
+            story.path, "log", "-1", "--format=%(trailers:key=Memgit-Run,valueonly)", version.commit
+        ).strip()
+        assert version.run_id == trailer
+    assert created.date == "2026-11-10T12:00:00Z"
+
+
+def test_log_agrees_with_git_log_follow(story: Story) -> None:
+    """git log --follow lists the same commits, path by path: it loses the memory where an
+    UPDATE moved it to another scope and changed it too much for rename detection, so the
+    moved memory's paths are asked one by one."""
+    repo = MemoryRepo.open(story.path)
+    for memory_id in (story.b, story.c, story.retracted):
+        (history,) = repo.log(memory_id)
+        (path,) = {v.path for v in history.versions}
+        assert [v.commit for v in history.versions] == git_follow(story.path, path)
+    (history,) = repo.log(story.a)
+    paths = dict.fromkeys(v.path for v in history.versions)
+    from_git = dict.fromkeys(c for path in paths for c in git_follow(story.path, path))
+    assert [v.commit for v in history.versions] == list(from_git)
+    assert len(paths) == 2
+
+
+def test_log_follow_walks_the_chain_both_ways(story: Story) -> None:
+    data = cli_json(story.path, "log", "--follow", story.b)
+    assert [m["id"] for m in data["memories"]] == [story.c, story.b, story.a]
+    assert [m["active"] for m in data["memories"]] == [True, False, False]
+    newest = data["memories"][0]["versions"][0]
+    assert (newest["change"], newest["supersedes"], newest["version"]) == ("created", [story.b], 1)
+    assert data["memories"][1]["versions"][0]["superseded_by"] == story.c
+    plain = cli_json(story.path, "log", story.b)
+    assert [m["id"] for m in plain["memories"]] == [story.b]
+    text = memgit_cli("-C", str(story.path), "log", story.a).stdout.decode()
+    assert f"superseded by {story.b}" in text and "edited by a person" in text
+
+
+def test_show_at_versions_dates_and_commits(story: Story) -> None:
+    path, a = story.path, story.a
+    old_path = f"memories/user/{a[:2]}/{a}.md"
+    new_path = f"memories/project/{a[:2]}/{a}.md"
+    v1 = git(path, "show", f"{story.commits['created']}:{old_path}")
+    v2 = git(path, "show", f"{story.commits['updated']}:{new_path}")
+    v3 = git(path, "show", f"{story.commits['edited']}:{new_path}")
+    cases = {
+        f"{a}@v1": v1,
+        f"{a}@v2": v2,
+        f"{a}": v3,  # retired: its last version
+        f"{a}@2026-11-10": v1,
+        f"{a}@2026-11-11": v2,
+        f"{a}@2026-11-12T11:59:59Z": v2,
+        f"{a}@2026-11-12": v3,
+        f"{a}@{story.commits['updated']}": v2,
+        f"{a}@{story.commits['edited'][:10]}~1": v2,
+        f"{a}@{story.commits['created']}": v1,
+    }
+    for spec, expected in cases.items():
+        done = memgit_cli("-C", str(path), "show", spec)
+        assert done.returncode == 0, (spec, done.stderr.decode())
+        assert done.stdout.decode() == expected, spec
+    data = cli_json(path, "show", f"{a}@2026-11-11")
+    assert (data["version"], data["commit"], data["path"]) == (
+        2,
+        story.commits["updated"],
+        new_path,
+    )
+    assert data["change"] == "updated"
+
+
+def test_diff_lists_fields_then_the_body(story: Story) -> None:
+    data = cli_json(story.path, "diff", story.a, "v1", "v2")
+    fields = {change["field"]: change for change in data["fields"]}
+    assert (fields["scope"]["old"], fields["scope"]["new"]) == ("user", "project")
+    assert fields["tags"]["added"] == ["staging"] and fields["tags"]["removed"] == []
+    assert [s["quote"] for s in fields["sources"]["added"]] == [
+        "staging moved to port 6543 last week"
+    ]
+    assert "+Since last week: port 6543, for the project." in data["body"]
+    assert " The staging database listens on port 5433." in data["body"]
+    assert (data["old"]["version"], data["new"]["version"]) == (1, 2)
+    text = memgit_cli("-C", str(story.path), "diff", story.a, "v1", "v2").stdout.decode()
+    assert 'scope: "user" -> "project"' in text
+    assert "tags: +staging" in text and "sources: +1" in text
+    default = cli_json(story.path, "diff", story.a)
+    assert (default["old"]["version"], default["new"]["version"]) == (2, 3)
+    assert default["fields"] == []
+    assert default["body"][-1] == "+Ask the platform team before changing it."
+    one = cli_json(story.path, "diff", story.a, "2026-11-10")
+    assert (one["old"]["version"], one["new"]["version"]) == (1, 3)
+    first = cli_json(story.path, "diff", story.c)
+    assert first["old"] is None and first["new"]["version"] == 1
+
+
+def capture_lines(path: Path, blob: str, lines: list[int]) -> str:
+    """The lines ``[first, last]`` (from 1) of a capture blob, as git shows it."""
+    text = git(path, "cat-file", "blob", blob).splitlines()
+    return "\n".join(text[lines[0] - 1 : lines[1]])
+
+
+def test_blame_points_at_the_run_and_the_capture_lines(story: Story) -> None:
+    data = cli_json(story.path, "blame", story.a)
+    assert [(line["line"], line["commit"]) for line in data["lines"]] == [
+        (1, story.commits["created"]),  # kept through the move to another scope
+        (2, story.commits["updated"]),
+        (3, story.commits["edited"]),
+    ]
+    by_commit = {item["commit"]: item for item in data["commits"]}
+    created = by_commit[story.commits["created"]]
+    (quote,) = created["quotes"]
+    assert quote["quote"] == STAGING and quote["role"] == "user"
+    assert quote["timestamp"] == "2026-11-10T09:00:00Z"
+    assert quote["unit"] == "test-agent/s1/0#1"
+    assert (
+        quote["capture"]
+        == git(
+            story.path,
+            "log",
+            "--diff-filter=A",
+            "--format=",
+            "--name-only",
+            story.commits["created"] + "~1",
+            "-1",
+        ).strip()
+    )
+    assert quote["quote"] in capture_lines(story.path, quote["blob"], quote["lines"])
+    (updated,) = by_commit[story.commits["updated"]]["quotes"]
+    assert updated["quote"] == "staging moved to port 6543 last week"
+    assert updated["quote"] in capture_lines(story.path, updated["blob"], updated["lines"])
+    assert updated["quote"] in MOVED
+    person = by_commit[story.commits["edited"]]
+    assert person["quotes"] == [] and person["change"] == "edited" and person["run_id"] is None
+    text = memgit_cli("-C", str(story.path), "blame", story.a).stdout.decode()
+    assert f'user, 2026-11-10T09:00:00Z: "{STAGING}"' in text
+
+
+def test_blame_of_a_quote_on_the_second_line_of_a_message(tmp_path: Path) -> None:
+    """A literal block scalar holds one line of text per file line: blame names that line."""
+    from history_support import answer, unit, user_turn
+
+    path = tmp_path / "memory"
+    MemoryRepo.init(path)
+    repo = MemoryRepo.open(path)
+    repo.capture(
+        user_turn(0, "Some context first.\nPreviews now run on the shared cluster called zephyr.")
+    )
+    created = {
+        "action": "CREATE",
+        "type": "fact",
+        "scope": "user",
+        "title": "Previews run on zephyr",
+        "body": "Previews run on zephyr.",
+        "claims": [(unit(0, 1), CLUSTER)],
+    }
+    MemoryRepo.open(path).process(gate_output=answer(MemoryRepo.open(path), created))
+    (name,) = git(path, "ls-files", "memories").splitlines()
+    data = cli_json(path, "blame", name.rsplit("/", 1)[1].removesuffix(".md"))
+    (quote,) = data["commits"][0]["quotes"]
+    first, last = quote["lines"]
+    assert first == last
+    assert capture_lines(path, quote["blob"], quote["lines"]).strip() == CLUSTER
+
+
+def test_bad_input_names_the_problem_and_changes_nothing(story: Story) -> None:
+    path, a = story.path, story.a
+    before = snapshot(path)
+    cases = [
+        (("show", "zzzzzzzzzzzz"), "unknown-memory", 2),
+        (("log", "zzzzzzzzzzzz"), "unknown-memory", 2),
+        (("blame", "zzzzzzzzzzzz@v1"), "unknown-memory", 2),
+        (("diff", "zzzzzzzzzzzz"), "unknown-memory", 2),
+        (("show", "../x"), "invalid-id", 3),
+        (("log", "memories/user/x.md"), "invalid-id", 3),
+        (("show", "a" * 5000), "invalid-id", 3),
+        (("show", "ab\x1b[31mc"), "invalid-id", 3),
+        (("show", f"{a}@v0"), "invalid-revision", 2),
+        (("show", f"{a}@"), "invalid-revision", 2),
+        (("show", f"{a}@no-such-branch"), "invalid-revision", 2),
+        (("show", f"{a}@2026-13-45"), "invalid-revision", 2),
+        (("show", f"{a}@HEAD\x1b]0;x"), "invalid-revision", 2),
+        (("diff", a, "v1", "x" * 5000), "invalid-revision", 2),
+        (("show", f"{a}@2026-11-01"), "no-version", 2),
+        (("show", f"{a}@v9"), "no-version", 2),
+        (("show", f"{a}@2026-11-15"), "no-version", 2),  # superseded by then
+        (("show", f"{a}@HEAD"), "no-version", 2),  # no longer in the tree
+        (("blame", f"{a}@1970-01-01"), "no-version", 2),
+    ]
+    for args, code, status in cases:
+        done = memgit_cli("-C", str(path), *args)
+        err = done.stderr.decode()
+        assert done.returncode == status, (args, err)
+        first = err.splitlines()[0]
+        assert first.startswith(f"error[{code}]: "), (args, err)
+        assert "\x1b" not in err and "Traceback" not in err
+        assert len(first) < 400, first
+        assert done.stdout == b""
+        as_json = memgit_cli("-C", str(path), *args, "--json")
+        assert json.loads(as_json.stdout)["error"]["code"] == code
+    assert snapshot(path) == before
