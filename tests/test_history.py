@@ -243,3 +243,32 @@ def test_bad_input_names_the_problem_and_changes_nothing(story: Story) -> None:
         as_json = memgit_cli("-C", str(path), *args, "--json")
         assert json.loads(as_json.stdout)["error"]["code"] == code
     assert snapshot(path) == before
+
+
+def test_recall_names_the_whole_supersession_chain(story: Story) -> None:
+    """A -> B -> C: a term only A held ("platform", from a person's edit) finds A; the
+    trace names C as the current successor and B -> C as the chain; with
+    --include-retired, A and B are hits that carry their chains too."""
+    ids = {
+        story.b: "Every branch gets a preview environment",
+        story.c: "Previews run on the zephyr cluster",
+    }
+    pack = cli_json(story.path, "recall", "platform", "team")
+    (match,) = pack["trace"]["retired"]
+    assert match["id"] == story.a
+    assert match["superseded_by"]["id"] == story.c and match["superseded_by"]["active"]
+    assert [(s["id"], s["title"], s["active"]) for s in match["chain"]] == [
+        (story.b, ids[story.b], False),
+        (story.c, ids[story.c], True),
+    ]
+    both = cli_json(story.path, "recall", "previews", "branch", "staging", "--include-retired")
+    hits = {hit["id"]: hit for hit in both["memories"]}
+    assert [s["id"] for s in hits[story.a]["chain"]] == [story.b, story.c]
+    assert [s["id"] for s in hits[story.b]["chain"]] == [story.c]
+    assert "chain" not in hits[story.c] and "superseded_by" not in hits[story.c]
+    text = memgit_cli("-C", str(story.path), "recall", "platform", "--include-retired")
+    out = text.stdout.decode()
+    assert f"superseded by {story.b} ({ids[story.b]}), then {story.c} ({ids[story.c]})" in out
+    retracted = cli_json(story.path, "recall", "coffee", "machine")
+    (gone,) = retracted["trace"]["retired"]
+    assert gone["retracted"] and gone["chain"] == [] and gone["superseded_by"] is None
