@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 from history_support import CLUSTER, MOVED, STAGING, Story, build_story
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memgit import MemoryRepo
+from memgit.errors import MemgitError
 
 from support import git, memgit_cli, snapshot
 
@@ -272,3 +275,63 @@ def test_recall_names_the_whole_supersession_chain(story: Story) -> None:
     retracted = cli_json(story.path, "recall", "coffee", "machine")
     (gone,) = retracted["trace"]["retired"]
     assert gone["retracted"] and gone["chain"] == [] and gone["superseded_by"] is None
+
+
+def test_log_walks_from_the_retired_ref_when_head_is_behind_it(story: Story) -> None:
+    """A branch reset to before the memory existed: its retired ref still holds it."""
+    git(story.path, "reset", "-q", "--hard", f"{story.commits['created']}~1")
+    (history,) = MemoryRepo.open(story.path).log(story.a)
+    assert [(v.number, v.commit) for v in history.versions] == [
+        (3, story.commits["edited"]),
+        (2, story.commits["updated"]),
+        (1, story.commits["created"]),
+    ]
+    shown = memgit_cli("-C", str(story.path), "show", story.a).stdout.decode()
+    assert shown.endswith("Ask the platform team before changing it.\n")
+
+
+def test_follow_finds_a_predecessor_whose_retired_ref_is_gone(story: Story) -> None:
+    """Without refs/memgit/retired/A, A is unknown by itself, but its successor's
+    ``supersedes`` names the commit where A was last active."""
+    git(story.path, "update-ref", "-d", f"refs/memgit/retired/{story.a}")
+    done = memgit_cli("-C", str(story.path), "log", story.a)
+    assert done.returncode == 2 and done.stderr.startswith(b"error[unknown-memory]: ")
+    data = cli_json(story.path, "log", "--follow", story.c)
+    assert [m["id"] for m in data["memories"]] == [story.c, story.b, story.a]
+    assert [v["version"] for v in data["memories"][2]["versions"]] == [None, 3, 2, 1]
+
+
+def test_a_change_merged_from_another_branch_is_one_merged_version(story: Story) -> None:
+    path = story.path
+    (history,) = MemoryRepo.open(path).log(story.c)
+    file = history.versions[0].path
+    git(path, "switch", "-q", "-c", "side")
+    (path / file).write_text((path / file).read_text("utf-8") + "Zephyr is in eu-west.\n")
+    git(path, "commit", "-q", "-am", "where zephyr runs")
+    git(path, "switch", "-q", "main")
+    (path / "notes.txt").write_text("unrelated\n", "utf-8")
+    git(path, "add", "notes.txt")
+    git(path, "commit", "-q", "-m", "an unrelated change")
+    git(path, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    (history,) = MemoryRepo.open(path).log(story.c)
+    assert [(v.number, v.change) for v in history.versions] == [(2, "merged"), (1, "created")]
+    first_parent = git(path, "log", "--first-parent", "--format=%H", "--", file).split()
+    assert [v.commit for v in history.versions] == first_parent
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rev=st.text(max_size=80))
+def test_any_rev_gives_a_version_or_our_own_error(story: Story, rev: str) -> None:
+    """ID@REV for arbitrary REV: a snapshot, or a MemgitError with a code; never another
+    exception, and the message stays one line."""
+    repo = MemoryRepo.open(story.path)
+    try:
+        snap = repo.show(f"{story.a}@{rev}")
+    except MemgitError as err:
+        assert err.code in {"invalid-revision", "no-version"}, (rev, err.code)
+        assert "\n" not in err.render().splitlines()[0]
+        assert all(ord(c) >= 32 for c in err.message), err.message
+    else:
+        assert snap.memory_id == story.a
