@@ -335,3 +335,33 @@ def test_any_rev_gives_a_version_or_our_own_error(story: Story, rev: str) -> Non
         assert all(ord(c) >= 32 for c in err.message), err.message
     else:
         assert snap.memory_id == story.a
+
+
+def test_the_example_in_history_md_runs(tmp_path: Path) -> None:
+    """docs/history.md's first shell block, run as written with memgit on PATH."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    doc = (Path(__file__).parents[1] / "docs" / "history.md").read_text("utf-8")
+    block = re.search(r"```sh\n(.*?)```", doc, re.DOTALL)
+    assert block is not None
+    bin_dir = Path(sys.executable).parent
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.group(1)],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "TMPDIR": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "created  (run " in done.stdout
+    assert "I prefer pytest over unittest" in done.stdout
+    assert "--- /dev/null" in done.stdout
