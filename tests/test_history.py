@@ -365,3 +365,14 @@ def test_the_example_in_history_md_runs(tmp_path: Path) -> None:
     assert "created  (run " in done.stdout
     assert "I prefer pytest over unittest" in done.stdout
     assert "--- /dev/null" in done.stdout
+
+
+def test_history_md_lists_every_change() -> None:
+    """The change table of docs/history.md holds exactly the changes memgit log reports."""
+    import re
+
+    from memgit.history.versions import CHANGES
+
+    doc = (Path(__file__).parents[1] / "docs" / "history.md").read_text("utf-8")
+    table = doc.split("| change | meaning |", 1)[1].split("\n\n", 1)[0]
+    assert re.findall(r"^\| `([a-z]+)` \|", table, re.MULTILINE) == list(CHANGES)
