@@ -376,3 +376,36 @@ def test_history_md_lists_every_change() -> None:
     doc = (Path(__file__).parents[1] / "docs" / "history.md").read_text("utf-8")
     table = doc.split("| change | meaning |", 1)[1].split("\n\n", 1)[0]
     assert re.findall(r"^\| `([a-z]+)` \|", table, re.MULTILINE) == list(CHANGES)
+
+
+def test_blame_follows_a_move_git_does_not_see_as_a_rename(tmp_path: Path) -> None:
+    """A person moves a memory to another scope and rewrites most of it: git's blame
+    gives every line to the move, memgit's gives the kept line to the first commit."""
+    path = tmp_path / "memory"
+    MemoryRepo.init(path)
+    memory_id = "abcdefgh2345"
+    old = path / "memories" / "user" / "ab" / f"{memory_id}.md"
+    new = path / "memories" / "project" / "ab" / f"{memory_id}.md"
+    front = "---\nid: {id}\ntype: fact\nscope: {scope}\ntitle: {title}\nstatus: active\n---\n"
+    old.parent.mkdir(parents=True)
+    old.write_text(front.format(id=memory_id, scope="user", title="t") + "Kept.\n", "utf-8")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "a memory by hand")
+    first = git(path, "rev-parse", "HEAD").strip()
+    git(path, "rm", "-q", str(old))
+    new.parent.mkdir(parents=True)
+    title = "a much longer title " * 8
+    body = "".join(f"New line {n} that says something else entirely.\n" for n in range(8))
+    new.write_text(front.format(id=memory_id, scope="project", title=title) + "Kept.\n" + body)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "move it and rewrite it")
+    moved = git(path, "rev-parse", "HEAD").strip()
+    by_git = git(path, "blame", "--porcelain", "HEAD", "--", str(new.relative_to(path)))
+    assert by_git.count(f"{first} ") == 0  # git saw no rename: the fix-up is needed
+    data = cli_json(path, "blame", memory_id)
+    assert [line["commit"] for line in data["lines"]] == [first] + [moved] * 8
+    (history,) = MemoryRepo.open(path).log(memory_id)
+    assert [(v.change, v.moved_from) for v in history.versions] == [
+        ("edited", str(old.relative_to(path))),
+        ("edited", None),
+    ]
