@@ -36,6 +36,7 @@ _MEMORY_HIT_KEYS = (
     "sources",
     "source_turns",
     "superseded_by",
+    "chain",
 )
 _TURN_HIT_KEYS = (
     "capture",
@@ -137,6 +138,7 @@ class MemoryHit:
     sources: tuple[SourceEvidence, ...] = ()
     superseded_by: Successor | None = None
     source_turns: tuple[TurnHit, ...] = ()
+    chain: tuple[Successor, ...] = ()
 
     @property
     def status(self) -> str:
@@ -145,10 +147,10 @@ class MemoryHit:
     def to_dict(self) -> dict[str, Any]:
         data = self.memory.to_dict("id", "type", "scope", "title", "path", "tags", "updated")
         data |= json_fields(self, "status", "matched_terms", "snippet", "commit", "uncommitted")
-        data |= json_fields(self, "sources", "source_turns", "superseded_by")
+        data |= json_fields(self, "sources", "source_turns", "superseded_by", "chain")
         data["score"] = round(self.score, 4)
         if not self.retired:
-            del data["superseded_by"]
+            del data["superseded_by"], data["chain"]
         return {key: data[key] for key in _MEMORY_HIT_KEYS if key in data}
 
 
@@ -208,7 +210,9 @@ class HiddenMatch:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetiredMatch:
     """A retired memory that matched: superseded (with its successor) or retracted;
-    ``ref`` is its retired ref and ``commit`` the last commit in which it was active."""
+    ``ref`` is its retired ref and ``commit`` the last commit in which it was active.
+    ``chain`` is every memory that superseded it in turn, ending at ``superseded_by``
+    when that is active."""
 
     memory: Memory
     score: float
@@ -216,6 +220,7 @@ class RetiredMatch:
     ref: str
     commit: str
     superseded_by: Successor | None
+    chain: tuple[Successor, ...] = ()
 
     @property
     def retracted(self) -> bool:
@@ -225,7 +230,7 @@ class RetiredMatch:
         data = self.memory.to_dict("id", "title", "scope", "type")
         data["score"] = round(self.score, 4)
         return data | json_fields(
-            self, "matched_terms", "ref", "commit", "superseded_by", "retracted"
+            self, "matched_terms", "ref", "commit", "superseded_by", "retracted", "chain"
         )
 
 

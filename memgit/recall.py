@@ -264,6 +264,7 @@ class _Collector:
             retired=retired,
             sources=tuple(self._source(source) for source in memory.sources),
             superseded_by=self._successor(memory.id) if retired else None,
+            chain=self._chain(memory.id) if retired else (),
         )
 
     def _blob(self, blob: str) -> bytes | None:
@@ -298,25 +299,31 @@ class _Collector:
         return [row for row in rows if not self.filters.reasons(row.memory)]
 
     def _successor(self, memory_id: str) -> Successor | None:
-        """The memory that superseded ``memory_id``: the active end of the chain if any."""
+        """The memory that superseded ``memory_id``: the active end of the chain if any,
+        else the first successor."""
+        chain = self._chain(memory_id)
+        if not chain:
+            return None
+        return chain[-1] if chain[-1].active else chain[0]
+
+    def _chain(self, memory_id: str) -> tuple[Successor, ...]:
+        """Every memory that superseded ``memory_id`` in turn (A -> B -> C gives B, C),
+        up to the first active one: at most 32 steps, a loop ends it."""
         seen = {memory_id}
         current = memory_id
-        first: Successor | None = None
+        chain: list[Successor] = []
         for _ in range(32):
             found = search.successors(self.conn, current)
             if not found:
-                return first
+                break
             active = [item for item in found if item[3]]
             new_id, title, path, is_active = (active or found)[0]
-            successor = Successor(id=new_id, title=title, path=path, active=is_active)
-            if is_active:
-                return successor
-            first = first or successor
-            if new_id in seen:
-                return first
+            chain.append(Successor(id=new_id, title=title, path=path, active=is_active))
+            if is_active or new_id in seen:
+                break
             seen.add(new_id)
             current = new_id
-        return first
+        return tuple(chain)
 
     # -- turns ---------------------------------------------------------------
 
@@ -447,6 +454,7 @@ class _Collector:
                 ref=row.ref or "",
                 commit=row.target or "",
                 superseded_by=self._successor(row.memory.id),
+                chain=self._chain(row.memory.id),
             )
             for row in retired_rows
         )

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
+    from memgit.history.blame import Blame
+    from memgit.history.diff import MemoryDiff
+    from memgit.history.select import Snapshot
+    from memgit.history.versions import MemoryHistory
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
     from memgit.sharing.sync import SyncResult
@@ -303,6 +307,47 @@ class MemoryRepo:
         index = self._recall_index()
         index.rebuild(progress)
         return index.status()
+
+    # -- history (memgit/history/, docs/history.md): read-only ----------------
+
+    def log(self, memory_id: str, *, follow: bool = False) -> tuple[MemoryHistory, ...]:
+        """Every version of a memory, newest first; with ``follow``, its successors'
+        before it and the memories it superseded after it."""
+        from memgit.history.versions import follow_chain, load_history
+
+        if follow:
+            return follow_chain(self.git, memory_id)
+        return (load_history(self.git, memory_id),)
+
+    def show(self, spec: str) -> Snapshot:
+        """The memory file ``ID[@REV]`` names: REV is vN, a date or a commit."""
+        from memgit.history.select import load_snapshot
+
+        return load_snapshot(self.git, spec)[1]
+
+    def blame(self, spec: str) -> Blame:
+        """For each body line of ``ID[@REV]``, the version and run that last changed it."""
+        from memgit.history.blame import blame_memory
+        from memgit.history.select import load_snapshot
+
+        history, snap = load_snapshot(self.git, spec)
+        return blame_memory(self.git, history, snap)
+
+    def diff(self, memory_id: str, old: str | None = None, new: str | None = None) -> MemoryDiff:
+        """Two versions of a memory: by default the one before the latest and the latest;
+        with ``old`` alone, that one and the latest."""
+        from memgit.history.diff import diff_snapshots
+        from memgit.history.select import previous, select
+        from memgit.history.versions import load_history
+
+        history = load_history(self.git, memory_id)
+        after = select(self.git, history, new)
+        before = (
+            select(self.git, history, old)
+            if old is not None
+            else previous(self.git, history, after)
+        )
+        return diff_snapshots(before, after)
 
     def _recall_index(self) -> LexicalIndex:
         """One index handle per MemoryRepo, so queries after the first are warm."""

@@ -40,7 +40,7 @@ def resolve_as_of(repo: pygit2.Repository, value: str) -> pygit2.Commit:
         except (ValueError, pygit2.GitError) as err:
             raise _bad_revision(shown, "names no commit") from err
         return commit
-    when = _parse_date(value.strip())
+    when = parse_date(value.strip())
     if when is None:
         raise _bad_revision(shown, "is neither a revision nor an ISO 8601 date")
     if repo.head_is_unborn:
@@ -54,7 +54,9 @@ def resolve_as_of(repo: pygit2.Repository, value: str) -> pygit2.Commit:
     return commit
 
 
-def _parse_date(value: str) -> datetime | None:
+def parse_date(value: str) -> datetime | None:
+    """An ISO 8601 date or time as the moment it ends (a day: its last microsecond, UTC;
+    a month: its last); None when ``value`` is none of these."""
     try:
         month = _MONTH_ONLY.fullmatch(value)
         if month:

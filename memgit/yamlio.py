@@ -496,3 +496,30 @@ _KIND_NAMES = {
     int: "an integer",
     bool: "a boolean",
 }
+
+
+def scalar_lines(text: str, keys: tuple[str | int, ...], *, source: str) -> tuple[int, int, str]:
+    """Where the scalar at ``keys`` (mapping keys and list indexes) stands in ``text``:
+    (first line, last line, style), lines counted from 1 and style PyYAML's (``|``
+    for a literal block, ``''`` plain, ``'"'``...). Read through the same checked
+    loader as :func:`parse_yaml`; KeyError when there is no such scalar."""
+    loader = _Loader(text, source)
+    try:
+        node = loader.get_single_node()
+    finally:
+        loader.dispose()
+    for key in keys:
+        if isinstance(key, int) and isinstance(node, yaml.SequenceNode):
+            if not 0 <= key < len(node.value):
+                raise KeyError(key)
+            node = node.value[key]
+        elif isinstance(key, str) and isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == key), None)
+            if node is None:
+                raise KeyError(key)
+        else:
+            raise KeyError(key)
+    if not isinstance(node, yaml.ScalarNode):
+        raise KeyError(keys[-1] if keys else "")
+    end = node.end_mark.line + (1 if node.end_mark.column else 0)
+    return node.start_mark.line + 1, max(end, node.start_mark.line + 1), node.style or ""

@@ -26,6 +26,10 @@ COMMANDS = {
     "index": "memgit.cli.index:index",
     "sync": "memgit.cli.sync:sync",
     "review": "memgit.cli.review:review",
+    "log": "memgit.cli.log:log",
+    "show": "memgit.cli.show:show",
+    "blame": "memgit.cli.blame:blame",
+    "diff": "memgit.cli.diff:diff",
 }
 
 

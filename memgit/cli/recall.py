@@ -10,7 +10,7 @@ import click
 from memgit.cli.output import emit_json, plural
 
 if TYPE_CHECKING:
-    from memgit.pack import EvidencePack, MemoryHit, SourceEvidence, TurnHit
+    from memgit.pack import EvidencePack, MemoryHit, SourceEvidence, Successor, TurnHit
 
 
 @click.command()
@@ -124,9 +124,7 @@ def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
     if hit.matched_terms:
         click.echo(f"     matched: {', '.join(hit.matched_terms)}")
     if hit.status != "active":
-        successor = hit.superseded_by
-        text = f"superseded by {successor.id} ({successor.title})" if successor else "retracted"
-        click.echo(f"     {text}")
+        click.echo(f"     {_superseded(hit.chain) if hit.chain else 'retracted'}")
     for evidence in hit.sources:
         render_source(evidence, show_turns=show_turns, indent=5)
     for turn in hit.source_turns:
@@ -187,10 +185,9 @@ def _trace(pack: EvidencePack) -> None:
         lines.append(f"{matches} hidden by --scope/--type: {ids}")
     for match in trace.retired:
         retired = f"retired memory {match.memory.id} ({match.memory.title}) matched"
-        if match.superseded_by is not None:
-            successor = match.superseded_by
-            state = "" if successor.active else ", itself retired"
-            lines.append(f"{retired}; superseded by {successor.id} ({successor.title}{state})")
+        if match.chain:
+            state = "" if match.chain[-1].active else " (the last is itself retired)"
+            lines.append(f"{retired}; {_superseded(match.chain)}{state}")
         else:
             lines.append(f"{retired}; it was retracted")
     if trace.excluded_memories:
@@ -219,6 +216,12 @@ def _trace(pack: EvidencePack) -> None:
             "or look at the captured turns above.",
             fg="yellow",
         )
+
+
+def _superseded(chain: tuple[Successor, ...]) -> str:
+    """ "superseded by B (title), then C (title)": the chain to the current successor."""
+    steps = ", then ".join(f"{successor.id} ({successor.title})" for successor in chain)
+    return f"superseded by {steps}"
 
 
 def _short(text: str, width: int) -> str:

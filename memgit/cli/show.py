@@ -1,0 +1,49 @@
+"""``memgit show``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memgit.cli.output import emit_json
+
+
+@click.command("show")
+@click.argument("spec", metavar="ID[@REV]")
+@click.option("--json", "as_json", is_flag=True, help="Print the version and its file as JSON.")
+@click.pass_obj
+def show(directory: Path, spec: str, as_json: bool) -> None:
+    """Print memory ID's file as it was at REV (default: its latest version).
+
+    \b
+    REV is one of
+      vN          the Nth version (v1 created it; `memgit log ID` numbers them)
+      2026-11-01  a date (ISO 8601): the last version at or before the end of
+                  that day, UTC (2026-11 the end of the month; a time without
+                  a zone is UTC)
+      COMMIT      anything git rev-parse takes: the file as that commit holds it
+    vN always means a version number: write tags/v2 for a tag named v2.
+    A retired (superseded or retracted) memory shows its last version.
+    The file is printed byte for byte, so `memgit show ID@v1 > old.md` keeps it.
+    Nothing is written.
+    """
+    from memgit.repo import MemoryRepo
+
+    snap = MemoryRepo.open(directory).show(spec)
+    if not as_json:
+        click.echo(snap.text, nl=False)
+        return
+    version = snap.version
+    emit_json(
+        {
+            "id": snap.memory_id,
+            "commit": snap.commit,
+            "date": snap.date,
+            "version": version.number if version is not None else None,
+            "change": version.change if version is not None else None,
+            "path": snap.path,
+            "blob": snap.blob,
+            "text": snap.text,
+        }
+    )
