@@ -11,11 +11,10 @@ retired memory's ref only grows; pre-receive refuses anything else).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 import pygit2
 
-from memgit.store.lock import WriterLock
+from memgit.store.refs import set_refs
 
 MEMGIT_REFS = "refs/memgit/"
 
@@ -31,17 +30,9 @@ def local_refs(repo: pygit2.Repository) -> dict[str, pygit2.Oid]:
 
 
 def adopt(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> list[str]:
-    """Set each local ``refs/memgit/*`` the remote has to the remote's value, under the
-    writer lock and in one ref transaction; the names that changed."""
-    with WriterLock(Path(repo.path)):
-        mine = local_refs(repo)
-        changed = {name: oid for name, oid in fetched.items() if mine.get(name) != oid}
-        if changed:
-            with repo.transaction() as transaction:
-                for name, oid in sorted(changed.items()):
-                    transaction.lock_ref(name)
-                    transaction.set_target(name, oid, None, "memgit: sync")
-    return sorted(changed)
+    """Set each local ``refs/memgit/*`` the remote has to the remote's value; the names
+    that changed."""
+    return sorted(set_refs(repo, fetched, message="memgit: sync"))
 
 
 def to_push(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> dict[str, pygit2.Oid]:

@@ -1,0 +1,31 @@
+"""Setting memgit's own refs that no commit moves with: the ones ``memgit sync`` takes
+from a remote."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pygit2
+
+from memgit.store.lock import WriterLock
+
+
+def set_refs(
+    repo: pygit2.Repository, targets: Mapping[str, pygit2.Oid], *, message: str
+) -> dict[str, pygit2.Oid]:
+    """Set each ref whose value is not already its target, under the writer lock (so no
+    memgit write is in between) and in one ref transaction (all or none); the refs
+    that changed."""
+    with WriterLock(Path(repo.path)):
+        changed = {
+            name: oid
+            for name, oid in targets.items()
+            if (found := repo.references.get(name)) is None or found.target != oid
+        }
+        if changed:
+            with repo.transaction() as transaction:
+                for name, oid in sorted(changed.items()):
+                    transaction.lock_ref(name)
+                    transaction.set_target(name, oid, None, message)
+    return changed
