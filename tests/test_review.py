@@ -32,6 +32,7 @@ from test_process import (
     user_turn,
 )
 
+from memgit import MemoryRepo
 from memgit.memory import Memory
 
 from support import everything_git_keeps, git, memgit_cli, snapshot
@@ -509,3 +510,33 @@ def test_the_hooks_check_a_merged_proposal_as_verify_checks_the_merge(
     git(path, "commit", "-q", "-m", "Merge proposal")
     assert review_json(path, "list") == []
     assert_verified(path)
+
+
+def test_sync_records_the_refs_of_a_proposal_merged_on_the_host(
+    reviewed: tuple[Path, Memory], tmp_path: Path
+) -> None:
+    """A proposal merged with a plain `git merge` (as a host's merge button does) comes
+    without its run ref and retired ref; the next `memgit sync` records both, as approve
+    would have, and pushes them so every clone has them."""
+    a, old = reviewed
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(a, "remote", "add", "origin", str(remote))
+    git(a, "push", "-q", "-u", "origin", "main")
+    run_id, _ = propose(a, old)
+    git(a, "push", "-q", "origin", "main")
+    review_json(a, "push", run_id)
+    proposal = ref(a, PROPOSALS + run_id)
+    b = clone(remote, tmp_path / "b")
+    git(b, "fetch", "-q", "origin", f"memgit/proposals/{run_id}")
+    git(b, "merge", "-q", "--no-ff", "-m", "Merge proposal", "FETCH_HEAD")
+    git(b, "push", "-q", "origin", "main")
+    with MemoryRepo.open(a) as repo:
+        result = repo.sync()
+    retired = f"refs/memgit/retired/{old.id}"
+    assert result.refs_recorded == tuple(sorted([f"refs/memgit/runs/{run_id}", retired]))
+    assert ref(a, f"refs/memgit/runs/{run_id}") == proposal
+    assert ref(a, retired) == git(a, "rev-parse", f"{proposal}^").strip()
+    remote_refs = git(remote, "for-each-ref", "--format=%(refname)", "refs/memgit/")
+    assert f"refs/memgit/runs/{run_id}" in remote_refs and retired in remote_refs
+    assert_verified(a)

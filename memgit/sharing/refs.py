@@ -10,11 +10,16 @@ retired memory's ref only grows; pre-receive refuses anything else).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import pygit2
 
+from memgit.constants import REFS_RETIRED, REFS_RUNS, TRAILER_RUN
+from memgit.errors import InvalidInputError
+from memgit.governance.retirements import retired_ids
+from memgit.layout import check_memory_id, check_run_id
 from memgit.store.refs import set_refs
+from memgit.trailers import parse_trailers
 
 MEMGIT_REFS = "refs/memgit/"
 
@@ -33,6 +38,42 @@ def adopt(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> list[st
     """Set each local ``refs/memgit/*`` the remote has to the remote's value; the names
     that changed."""
     return sorted(set_refs(repo, fetched, message="memgit: sync"))
+
+
+def recorded(
+    repo: pygit2.Repository,
+    commits: Iterable[pygit2.Commit],
+    fetched: Mapping[str, pygit2.Oid],
+) -> list[str]:
+    """Make the refs memgit would have set for runs and retirements that came without
+    them (a proposal merged with a hosted service's merge button or a plain ``git
+    merge``): ``refs/memgit/runs/<id>`` at the commit whose ``Memgit-Run`` names it, and
+    ``refs/memgit/retired/<id>`` at the parent of the commit that retired the memory
+    (the last commit it was active in), for each one neither side has. The names made."""
+    mine = local_refs(repo)
+    wanted: dict[str, pygit2.Oid] = {}
+    for commit in commits:
+        if "Memgit-" not in commit.message:
+            continue
+        runs = [value for key, value in parse_trailers(commit.message) if key == TRAILER_RUN]
+        targets = {REFS_RUNS + run_id: commit.id for run_id in runs if _valid(check_run_id, run_id)}
+        if commit.parents:
+            for memory_id in retired_ids(commit.message):
+                if _valid(check_memory_id, memory_id):
+                    targets[REFS_RETIRED + memory_id] = commit.parents[0].id
+        for name, oid in targets.items():
+            if name not in mine and name not in fetched:
+                wanted.setdefault(name, oid)
+    return sorted(set_refs(repo, wanted, message="memgit: sync records a merged run"))
+
+
+def _valid(check: Callable[[str], object], value: str) -> bool:
+    """Whether ``value`` (from a commit message: anyone's text) is an id memgit makes."""
+    try:
+        check(value)
+    except InvalidInputError:
+        return False
+    return True
 
 
 def to_push(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> dict[str, pygit2.Oid]:

@@ -57,6 +57,8 @@ class SyncResult:
     commit: str | None  # the branch's tip after the sync
     pushed: bool
     refs_adopted: tuple[str, ...] = ()
+    # Run and retired refs made for runs that arrived without them (a hosted merge).
+    refs_recorded: tuple[str, ...] = ()
     refs_pushed: int = 0
     rounds: int = 1
     possible_duplicates: tuple[tuple[str, str], ...] = field(default_factory=tuple)
@@ -69,6 +71,7 @@ class SyncResult:
             "commit": self.commit,
             "pushed": self.pushed,
             "refs_adopted": list(self.refs_adopted),
+            "refs_recorded": list(self.refs_recorded),
             "refs_pushed": self.refs_pushed,
             "rounds": self.rounds,
             "possible_duplicates": [list(pair) for pair in self.possible_duplicates],
@@ -89,17 +92,22 @@ def sync(
     branch = head_branch(git)
     remote, remote_branch = upstream(git, branch, remote)
     step = progress if progress is not None else (lambda *_: None)
-    adopted: list[str] = []  # over every round: a round the remote outran still took refs
+    # Over every round: a round the remote outran still took or made refs.
+    adopted: list[str] = []
+    recorded: list[str] = []
     for round_number in range(1, MAX_ROUNDS + 1):
         step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
         step("fetch", 1, 1)
         step("join", 0, 1)
+        before = git.references[branch].peel(pygit2.Commit).id
         joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
         adopted.extend(memgit_refs.adopt(git, fetched.refs))
+        tip = git.references[branch].peel(pygit2.Commit).id
+        arrived = _new_commits(git, [tip], [before]) if tip != before else []
+        recorded.extend(memgit_refs.recorded(git, arrived, fetched.refs))
         step("join", 1, 1)
         step("push", 0, 1)
-        tip = git.references[branch].peel(pygit2.Commit).id
         updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]] = {
             name: (oid, None) for name, oid in memgit_refs.to_push(git, fetched.refs).items()
         }
@@ -116,6 +124,7 @@ def sync(
                 commit=str(tip),
                 pushed=bool(updates),
                 refs_adopted=tuple(sorted(set(adopted))),
+                refs_recorded=tuple(sorted(set(recorded))),
                 refs_pushed=len([name for name in updates if name != remote_branch]),
                 rounds=round_number,
                 possible_duplicates=tuple(duplicates),
