@@ -341,3 +341,18 @@ def test_sync_tells_each_step_as_it_goes(tmp_path: Path) -> None:
     with MemoryRepo.open(a) as repo:
         repo.sync(progress=lambda step, done, total: heard.append((step, done, total)))
     assert heard == [(s, d, 1) for s in ("fetch", "join", "push") for d in (0, 1)]
+
+
+@pytest.mark.parametrize(
+    "remote", ["--upload-pack=touch pwned", "-v", "origin\x1b[2J", "../../elsewhere", "x" * 5000]
+)
+def test_a_hostile_remote_name_runs_nothing_and_changes_nothing(
+    tmp_path: Path, remote: str
+) -> None:
+    _, (a,) = _remote_and_clones(tmp_path, "a")
+    before = snapshot(a)
+    done = memgit_cli("sync", "--", remote, cwd=a)  # past click's options, to the argument
+    assert done.returncode == 2 and done.stderr.startswith(b"error[no-remote]"), done.stderr
+    assert b"\x1b" not in done.stderr
+    assert not (a / "pwned").exists()
+    assert snapshot(a) == before
