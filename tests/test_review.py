@@ -396,7 +396,7 @@ def test_push_sends_the_proposal_branch(reviewed: tuple[Path, Memory], tmp_path:
     assert f"{PROPOSALS}{run_id} {ref(path, PROPOSALS + run_id)}" in listed
     before = snapshot(path)
     done = review_run(path, "push", run_id, "nowhere")
-    assert_error(done, "push-failed", 4, "nowhere")
+    assert_error(done, "remote-failed", 5, "nowhere")
     assert snapshot(path) == before
 
 

@@ -4,18 +4,15 @@ configuration); memgit only names the branch."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from memgit.errors import ConflictError, UsageError, quote_foreign
 from memgit.review.proposals import OPEN, find_proposal
+from memgit.sharing.remote import remote_error, run_git
 from memgit.store.repository import head_branch
-
-PUSH_TIMEOUT = 300
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,31 +44,9 @@ def push_proposal(repo: pygit2.Repository, run_id: str, remote: str) -> Pushed:
     if remote.startswith("-"):
         raise UsageError(f"{quote_foreign(remote)} is not a remote", code="usage", field="REMOTE")
     spec = f"{proposal.ref}:{proposal.ref}"
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(Path(repo.workdir)), "push", "--porcelain", remote, spec],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=PUSH_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise ConflictError(
-            f"git push to {quote_foreign(remote)} did not finish: {quote_foreign(str(err))}",
-            code="push-failed",
-            path=proposal.ref,
-            hint="check that git is installed and the remote answers",
-        ) from err
+    done = run_git(repo, "push", "--porcelain", remote, spec)
     if done.returncode != 0:
-        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise ConflictError(
-            f"git push to {quote_foreign(remote)} failed: "
-            + quote_foreign(said[-1] if said else f"exit {done.returncode}"),
-            code="push-failed",
-            path=proposal.ref,
-            hint=f"run `git push {remote} {spec}` to see git's whole message",
-        )
+        raise remote_error("push", remote, done)
     return Pushed(
         run_id=run_id,
         remote=remote,

@@ -37,14 +37,14 @@ def fetch(repo: pygit2.Repository, remote: str, branch: str) -> Fetched:
     base = f"{SYNC_NAMESPACE}{remote}"
     memgit_refs = f"+refs/memgit/*:{base}/memgit/*"
     fetch_args = ("fetch", "--quiet", "--no-tags", "--prune", remote)
-    done = _git(repo, *fetch_args, f"+{branch}:{base}/branch", memgit_refs)
+    done = run_git(repo, *fetch_args, f"+{branch}:{base}/branch", memgit_refs)
     has_branch = done.returncode == 0
     if not has_branch:
         if "couldn't find remote ref" not in done.stderr:
-            raise _remote_error("fetch", remote, done)
-        done = _git(repo, *fetch_args, memgit_refs)
+            raise remote_error("fetch", remote, done)
+        done = run_git(repo, *fetch_args, memgit_refs)
         if done.returncode != 0:
-            raise _remote_error("fetch", remote, done)
+            raise remote_error("fetch", remote, done)
         with contextlib.suppress(KeyError):
             repo.references.delete(f"{base}/branch")
     tip = repo.references.get(f"{base}/branch")
@@ -79,13 +79,13 @@ def push(
     for name, (new, expected) in sorted(updates.items()):
         args.append(f"--force-with-lease={name}:{expected if expected is not None else ''}")
         args.append(f"{new}:{name}")
-    done = _git(repo, *args)
+    done = run_git(repo, *args)
     if done.returncode == 0:
         return True
     refused = [line for line in done.stdout.splitlines() if line.startswith("!")]
     if refused and all(_moved(line) for line in refused):
         return False
-    raise _remote_error("push", remote, done, detail=refused[0] if refused else None)
+    raise remote_error("push", remote, done, detail=refused[0] if refused else None)
 
 
 def _moved(line: str) -> bool:
@@ -106,26 +106,29 @@ _MOVED = (
 )
 
 
-def _git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:
+    """``git ARGS`` in the repository, for a command that talks to a remote (fetch,
+    push): its output, or BackendError when it cannot run or does not finish."""
     try:
         return subprocess.run(
             ["git", *args],
             cwd=Path(repo.workdir or repo.path),
             capture_output=True,
             text=True,
+            errors="replace",
             check=False,
             timeout=GIT_TIMEOUT,
         )
-    except subprocess.TimeoutExpired:
+    except (OSError, subprocess.TimeoutExpired) as err:
         raise BackendError(
-            f"git {args[0]} took over {GIT_TIMEOUT:g} s",
+            f"git {args[0]} did not finish: {quote_foreign(str(err))}",
             code="remote-failed",
             path=args[-1],
-            hint="check the remote is reachable, then retry",
+            hint="check that git is installed and the remote answers, then retry",
         ) from None
 
 
-def _remote_error(
+def remote_error(
     what: str, remote: str, done: subprocess.CompletedProcess[str], *, detail: str | None = None
 ) -> BackendError:
     """git's failure, told by its last line of output (or ``detail``, the line that says
