@@ -26,10 +26,13 @@ def lookup_seconds(repo: pygit2.Repository, files: int, lookups: int = 200) -> f
     tree = repo[build_tree(repo, None, dict.fromkeys(paths, b"same content\n"))]
     assert isinstance(tree, pygit2.Tree)
     chosen = paths[:: max(1, files // lookups)]
-    started = time.perf_counter()
-    for path in chosen:
-        assert blob_at(tree, path) is not None
-    return (time.perf_counter() - started) / len(chosen)
+    best = float("inf")
+    for _ in range(5):  # the least of five: a shared machine's pauses only ever add
+        started = time.process_time()
+        for path in chosen:
+            assert blob_at(tree, path) is not None
+        best = min(best, time.process_time() - started)
+    return best / len(chosen)
 
 
 def test_a_path_in_a_large_folder_costs_what_one_in_a_small_folder_does(repo_path: Path) -> None:
