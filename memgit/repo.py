@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
+    from memgit.forget import Forgotten
     from memgit.history.blame import Blame
     from memgit.history.diff import MemoryDiff
     from memgit.history.select import Snapshot
@@ -307,6 +308,23 @@ class MemoryRepo:
         index = self._recall_index()
         index.rebuild(progress)
         return index.status()
+
+    # -- forget (memgit/forget.py, docs/history.md#memgit-forget) --------------
+
+    def forget(self, memory_ids: Iterable[str], *, with_sources: bool = False) -> Forgotten:
+        """Remove active memories from the branch in one commit (history keeps them);
+        ``with_sources`` also removes the captures no other memory quotes."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.forget import forget_memories
+
+        finish_dead_writer(self.git)
+        return forget_memories(
+            self.git,
+            IndexLookup(self._recall_index()),
+            memory_ids,
+            with_sources=with_sources,
+            author_fallback=self.settings.author,
+        )
 
     # -- history (memgit/history/, docs/history.md): read-only ----------------
 
