@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from memgit.history.versions import MemoryHistory
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
+    from memgit.purge import Purged
     from memgit.sharing.sync import SyncResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
@@ -325,6 +326,18 @@ class MemoryRepo:
             with_sources=with_sources,
             author_fallback=self.settings.author,
         )
+
+    def purge(
+        self, memory_ids: Iterable[str], *, texts: Iterable[str] = (), with_sources: bool = False
+    ) -> Purged:
+        """Rewrite every local ref's history without the memories (and ``texts``), then
+        expire the reflogs and prune (docs/history.md#purge); never pushes."""
+        from memgit.purge import purge_history
+
+        # The derived store holds the text too: the purge deletes it, so let go of it.
+        self.close()
+        vars(self).pop("_lexical_index", None)
+        return purge_history(self.git, memory_ids, texts=texts, with_sources=with_sources)
 
     # -- history (memgit/history/, docs/history.md): read-only ----------------
 
