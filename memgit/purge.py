@@ -35,6 +35,7 @@ from memgit.errors import ConflictError, InvalidInputError, MemgitError, UsageEr
 from memgit.layout import check_memory_id
 from memgit.store import recovery
 from memgit.store.lock import WriterLock
+from memgit.store.repository import head_branch
 from memgit.store.rewrite import HistoryRewriter, RefMove, local_refs, publish_rewrite
 from memgit.store.tree import read_blob
 
@@ -90,7 +91,7 @@ def purge_history(
     with WriterLock(Path(git.path), timeout=0) as lock:
         recovery.recover(git, lock.previous)
         lock.write({})
-        _check_clean(git)
+        _check_checkout(git)
         names = local_refs(git)
         found = _scan(git, names, ids, with_sources)
         unknown = [m for m in ids if m not in found.ids]
@@ -110,7 +111,17 @@ def purge_history(
     return Purged(refs=moves, remotes=_remotes(git, moves))
 
 
-def _check_clean(git: pygit2.Repository) -> None:
+def _check_checkout(git: pygit2.Repository) -> None:
+    """Nothing outside the refs may keep the old objects alive (a detached HEAD, another
+    worktree's HEAD and index), and no uncommitted change may be in the way."""
+    head_branch(git)
+    if git.list_worktrees():
+        raise ConflictError(
+            f"the repository has linked worktrees ({', '.join(sorted(git.list_worktrees()))})",
+            code="linked-worktrees",
+            path="worktrees",
+            hint="their HEAD and index keep the old history; `git worktree remove` them first",
+        )
     changed = sorted(
         path
         for path, flags in git.status(untracked_files="no").items()

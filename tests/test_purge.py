@@ -348,3 +348,22 @@ def test_purges_killed_at_random_moments_leave_old_or_new_history(memory: Path) 
         assert git(trial, "status", "--porcelain") == ""
         assert_fsck_clean(trial)
     assert outcomes[0] is False and outcomes[-1] is True, outcomes
+
+
+def test_purge_refuses_a_detached_head(memory: Path) -> None:
+    """A detached HEAD at an old commit would keep the old objects alive through gc."""
+    git(memory, "checkout", "-q", "--detach", "HEAD~1")
+    before = snapshot(memory)
+    done = memgit_cli("forget", "--purge", quokkadb_id(memory), cwd=memory)
+    assert done.returncode == 4 and done.stderr.startswith(b"error[detached-head]: ")
+    assert snapshot(memory) == before
+
+
+def test_purge_refuses_linked_worktrees(memory: Path) -> None:
+    """Another worktree's HEAD and index would keep the old objects alive through gc."""
+    git(memory, "worktree", "add", "-q", str(memory.parent / "other"), "side")
+    before = snapshot(memory)
+    done = memgit_cli("forget", "--purge", quokkadb_id(memory), cwd=memory)
+    assert done.returncode == 4, done.stderr.decode()
+    assert done.stderr.startswith(b"error[linked-worktrees]: ")
+    assert snapshot(memory) == before
