@@ -34,6 +34,7 @@ TRAILER_INIT = "Memgit-Init"
 TRAILER_EXPIRED = "Memgit-Expired"
 TRAILER_APPROVED = "Memgit-Approved"
 TRAILER_REJECTED = "Memgit-Rejected"
+TRAILER_FORGOTTEN = "Memgit-Forgotten"
 
 # Input limits: generous for real conversations, small enough to refuse abuse.
 MAX_INPUT_BYTES = 64 * 1024 * 1024

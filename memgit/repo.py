@@ -31,12 +31,14 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
+    from memgit.forget import Forgotten
     from memgit.history.blame import Blame
     from memgit.history.diff import MemoryDiff
     from memgit.history.select import Snapshot
     from memgit.history.versions import MemoryHistory
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
+    from memgit.purge import Purged
     from memgit.sharing.sync import SyncResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
@@ -307,6 +309,35 @@ class MemoryRepo:
         index = self._recall_index()
         index.rebuild(progress)
         return index.status()
+
+    # -- forget (memgit/forget.py, docs/history.md#memgit-forget) --------------
+
+    def forget(self, memory_ids: Iterable[str], *, with_sources: bool = False) -> Forgotten:
+        """Remove active memories from the branch in one commit (history keeps them);
+        ``with_sources`` also removes the captures no other memory quotes."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.forget import forget_memories
+
+        finish_dead_writer(self.git)
+        return forget_memories(
+            self.git,
+            IndexLookup(self._recall_index()),
+            memory_ids,
+            with_sources=with_sources,
+            author_fallback=self.settings.author,
+        )
+
+    def purge(
+        self, memory_ids: Iterable[str], *, texts: Iterable[str] = (), with_sources: bool = False
+    ) -> Purged:
+        """Rewrite every local ref's history without the memories (and ``texts``), then
+        expire the reflogs and prune (docs/history.md#purge); never pushes."""
+        from memgit.purge import purge_history
+
+        # The derived store holds the text too: the purge deletes it, so let go of it.
+        self.close()
+        vars(self).pop("_lexical_index", None)
+        return purge_history(self.git, memory_ids, texts=texts, with_sources=with_sources)
 
     # -- history (memgit/history/, docs/history.md): read-only ----------------
 

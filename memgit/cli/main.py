@@ -30,6 +30,7 @@ COMMANDS = {
     "show": "memgit.cli.show:show",
     "blame": "memgit.cli.blame:blame",
     "diff": "memgit.cli.diff:diff",
+    "forget": "memgit.cli.forget:forget",
 }
 
 

@@ -33,6 +33,7 @@ from memgit.constants import CACHE_DIR, LOCK_FILE
 from memgit.errors import ConflictError
 from memgit.store.gitindex import open_index
 from memgit.store.lock import WriterLock
+from memgit.store.rewrite import JOURNAL_OP, finish_rewrite, planned_moves
 from memgit.store.tree import blob_at, read_blob
 from memgit.store.worktree import sync_checkout, working_blob
 
@@ -48,7 +49,8 @@ def finish_dead_writer(repo: pygit2.Repository) -> None:
     Cheap when there is nothing to do (one read of the journal, no lock taken);
     a live writer is left alone: it finishes its own publish.
     """
-    if repo.is_bare or repo.workdir is None or _peek_journal(repo).get("op") != "publish":
+    op = _peek_journal(repo).get("op")
+    if repo.is_bare or repo.workdir is None or op not in ("publish", JOURNAL_OP):
         return
     try:
         with WriterLock(Path(repo.path), timeout=0) as lock:
@@ -88,7 +90,17 @@ def _peek_journal(repo: pygit2.Repository) -> dict[str, Any]:
 
 
 def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
-    """Finish the dead writer's publish that ``journal`` describes (held: the writer lock)."""
+    """Finish the dead writer's publish (or history rewrite) that ``journal`` describes
+    (held: the writer lock)."""
+    if journal and journal.get("op") == JOURNAL_OP:
+        planned = planned_moves(repo)
+        for move in planned[1] if planned is not None else ():
+            # A transaction killed while it committed leaves the locks of the refs it
+            # had not renamed yet: empty, or holding the new id.
+            if move.new is not None:
+                _remove_own_ref_lock(Path(repo.path), move.name, move.new, journal.get("pid"))
+        finish_rewrite(repo)
+        return
     if not journal or journal.get("op") != "publish":
         return
     git_dir = Path(repo.path)

@@ -1,0 +1,103 @@
+"""``memgit forget``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from memgit.cli.output import emit_json, plural
+from memgit.errors import UsageError
+
+if TYPE_CHECKING:
+    from memgit.forget import Forgotten
+    from memgit.purge import Purged
+
+
+@click.command("forget")
+@click.argument("memory_ids", metavar="ID...", nargs=-1)
+@click.option(
+    "--with-sources",
+    is_flag=True,
+    help="Also remove the captures these memories quote that no other memory quotes.",
+)
+@click.option(
+    "--purge",
+    is_flag=True,
+    help="Rewrite the history of every local ref so the memories are gone from it.",
+)
+@click.option(
+    "--purge-text",
+    "texts",
+    multiple=True,
+    metavar="TEXT",
+    help="With --purge: also replace TEXT (a leaked string) everywhere. Repeatable.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@click.pass_obj
+def forget(
+    directory: Path,
+    memory_ids: tuple[str, ...],
+    with_sources: bool,
+    purge: bool,
+    texts: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Remove memories ID... from the branch in one commit, or purge them from history.
+
+    \b
+    The commit has one Memgit-Forgotten: ID trailer per memory and passes the
+    same checks as every memgit commit. Git history still holds the memories
+    (and the captures); a forgotten memory gets no refs/memgit/retired/ ref, so
+    recall does not name it, not even with --include-retired. An id that is
+    malformed or names no memory in HEAD refuses the whole command.
+
+    \b
+    --purge rewrites every local branch, tag, remote-tracking and memgit ref
+    instead, expires the reflogs and prunes the old objects; it prints each
+    ref it moved and the remotes that still hold the old history. It never
+    pushes. Rotate a leaked credential first: other clones keep it
+    (docs/history.md#purge).
+    """
+    from memgit.repo import MemoryRepo
+
+    if texts and not purge:
+        raise UsageError("--purge-text needs --purge", code="usage", field="--purge-text")
+    repo = MemoryRepo.open(directory)
+    if purge:
+        purged = repo.purge(memory_ids, texts=texts, with_sources=with_sources)
+        if as_json:
+            emit_json(purged.to_dict())
+        else:
+            _print_purged(purged)
+        return
+    if not memory_ids:
+        raise UsageError("name at least one memory id", code="usage", field="ID")
+    result = repo.forget(memory_ids, with_sources=with_sources)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        _print_forgotten(result)
+
+
+def _print_forgotten(result: Forgotten) -> None:
+    count = len(result.memories)
+    memories = "1 memory" if count == 1 else f"{count} memories"
+    click.echo(f"forgot {memories} in {(result.commit or '')[:12]}")
+    for memory_id, path in result.memories:
+        click.echo(f"  {memory_id}  {path}")
+    if result.captures:
+        click.echo(f"removed {plural(len(result.captures), 'capture')}")
+        for path in result.captures:
+            click.echo(f"  {path}")
+
+
+def _print_purged(purged: Purged) -> None:
+    click.echo(f"rewrote {plural(len(purged.refs), 'ref')}")
+    for move in purged.refs:
+        new = move.new[:12] if move.new is not None else "(deleted)"
+        click.echo(f"  {move.name}  {move.old[:12]} -> {new}")
+    if purged.remotes:
+        click.echo(f"still holding the old history: {', '.join(purged.remotes)}")
+        click.echo("  memgit does not push; see docs/history.md#purge before you force-push")
