@@ -36,7 +36,13 @@ from memgit.layout import check_memory_id
 from memgit.store import recovery
 from memgit.store.lock import WriterLock
 from memgit.store.repository import head_branch
-from memgit.store.rewrite import HistoryRewriter, RefMove, local_refs, publish_rewrite
+from memgit.store.rewrite import (
+    HistoryRewriter,
+    RefMove,
+    local_refs,
+    publish_rewrite,
+    record_purged,
+)
 from memgit.store.tree import read_blob
 
 PLACEHOLDER = b"(purged)"
@@ -107,6 +113,9 @@ def purge_history(
         rewriter = HistoryRewriter(git, rule.file, rule.message)
         retired = [n for n in names if n.removeprefix(REFS_RETIRED) in ids]
         moves = rewriter.rewrite_refs(names, drop=retired)
+        # Before any ref moves (a purge killed after would still be finished): so that
+        # memgit sync never takes the old history back from a remote.
+        record_purged(git, (old for old, new in rewriter.commits.items() if old != new))
         publish_rewrite(git, lock, moves, _checkout(git, moves))
     return Purged(refs=moves, remotes=_remotes(git, moves))
 

@@ -356,3 +356,26 @@ def test_a_hostile_remote_name_runs_nothing_and_changes_nothing(
     assert b"\x1b" not in done.stderr
     assert not (a / "pwned").exists()
     assert snapshot(a) == before
+
+
+def test_sync_never_takes_back_history_a_purge_replaced(tmp_path: Path) -> None:
+    """After `memgit forget --purge`, the remote still holds the old history: a sync
+    would merge the purged memory back. It is refused, and nothing changes."""
+    remote, (a,) = _remote_and_clones(tmp_path, "a")
+    _work(a, "sa", ["Remember that the quokka cluster password rotates on Fridays."])
+    _sync(a)
+    (memory,) = git(a, "ls-files", "memories").split()
+    with MemoryRepo.open(a) as repo:
+        repo.purge([Path(memory).stem], with_sources=True)
+    before, remote_before = snapshot(a), git(remote, "for-each-ref")
+    done = memgit_cli("sync", cwd=a)
+    assert done.returncode == 4 and done.stderr.startswith(b"error[purged-history]"), done.stderr
+    after = snapshot(a)
+    # What the fetch brought is deleted again; nothing else moved.
+    fetched = "refs/memgit-sync/"
+    assert [r for r in str(before["refs"]).splitlines() if not r.startswith(fetched)] == str(
+        after["refs"]
+    ).splitlines()
+    assert after["files"] == before["files"] and after["index"] == before["index"]
+    assert git(remote, "for-each-ref") == remote_before
+    assert "quokka" not in git(a, "log", "--all", "-p")  # nothing fetched stays reachable

@@ -6,7 +6,6 @@ setting the user has works as it does for ``git fetch`` and ``git push``.
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pygit2
 
 from memgit.errors import BackendError, quote_foreign
+from memgit.store.refs import delete_refs
 
 GIT_TIMEOUT = 300.0
 SYNC_NAMESPACE = "refs/memgit-sync/"
@@ -33,10 +33,13 @@ class Fetched:
 
 def fetch(repo: pygit2.Repository, remote: str, branch: str) -> Fetched:
     """Fetch ``branch`` and every ``refs/memgit/*`` of ``remote`` into sync's namespace,
-    pruning there what the remote no longer has."""
+    pruning there what the remote no longer has; no other ref moves."""
     base = f"{SYNC_NAMESPACE}{remote}"
     memgit_refs = f"+refs/memgit/*:{base}/memgit/*"
-    fetch_args = ("fetch", "--quiet", "--no-tags", "--prune", remote)
+    # --refmap= : only these refspecs. Without it git also moves the refs the remote's
+    # configured fetch refspecs map (refs/remotes/*, and refs/memgit/* once init set them
+    # up): those must change only when sync decides, and never on a refused sync.
+    fetch_args = ("fetch", "--quiet", "--no-tags", "--prune", "--refmap=", remote)
     done = run_git(repo, *fetch_args, f"+{branch}:{base}/branch", memgit_refs)
     has_branch = done.returncode == 0
     if not has_branch:
@@ -45,8 +48,7 @@ def fetch(repo: pygit2.Repository, remote: str, branch: str) -> Fetched:
         done = run_git(repo, *fetch_args, memgit_refs)
         if done.returncode != 0:
             raise remote_error("fetch", remote, done)
-        with contextlib.suppress(KeyError):
-            repo.references.delete(f"{base}/branch")
+        delete_refs(repo, [f"{base}/branch"])
     tip = repo.references.get(f"{base}/branch")
     prefix = f"{base}/memgit/"
     refs = {
@@ -55,6 +57,12 @@ def fetch(repo: pygit2.Repository, remote: str, branch: str) -> Fetched:
         if name.startswith(prefix)
     }
     return Fetched(tip=_target(repo, tip.name) if tip is not None else None, refs=refs)
+
+
+def forget_fetched(repo: pygit2.Repository, remote: str) -> None:
+    """Delete what :func:`fetch` put in sync's namespace for ``remote`` (its objects are
+    then unreachable here, and the next ``git gc`` prunes them)."""
+    delete_refs(repo, [n for n in repo.references if n.startswith(f"{SYNC_NAMESPACE}{remote}/")])
 
 
 def _target(repo: pygit2.Repository, name: str) -> pygit2.Oid:

@@ -39,10 +39,11 @@ from memgit.governance.verify import (
 from memgit.settings import Settings
 from memgit.sharing import refs as memgit_refs
 from memgit.sharing.duplicates import possible_duplicates
-from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, push
+from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, forget_fetched, push
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
 from memgit.store.repository import head_branch
+from memgit.store.rewrite import purged_commits
 from memgit.store.tree import diff_trees, read_blob
 from memgit.trailers import render_message
 
@@ -99,6 +100,7 @@ def sync(
         step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
         step("fetch", 1, 1)
+        _refuse_purged(git, remote, fetched, branch)
         step("join", 0, 1)
         before = git.references[branch].peel(pygit2.Commit).id
         joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
@@ -180,6 +182,26 @@ def _check_incoming(
         "must fix them on the remote",
         path=remote,
     )
+
+
+def _refuse_purged(git: pygit2.Repository, remote: str, fetched: Fetched, branch: str) -> None:
+    """Refuse to take back history a purge here replaced: the remote's branch or memgit
+    refs still reach a commit ``memgit forget --purge`` rewrote (docs/history.md)."""
+    purged = purged_commits(git)
+    if not purged:
+        return
+    tips = [oid for oid in [fetched.tip, *fetched.refs.values()] if oid is not None]
+    mine = [git.references[branch].peel(pygit2.Commit).id, *memgit_refs.local_refs(git).values()]
+    for commit in _new_commits(git, tips, mine):
+        if str(commit.id) in purged:
+            forget_fetched(git, remote)  # the purged content must not stay reachable here
+            raise ConflictError(
+                f"{remote} still holds history a purge here replaced (commit "
+                f"{str(commit.id)[:12]}); joining it would bring the purged content back",
+                code="purged-history",
+                path=remote,
+                hint="replace the history on the remote first (docs/history.md#purge), then sync",
+            )
 
 
 def _new_commits(

@@ -3,7 +3,8 @@ from a remote."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pygit2
@@ -29,3 +30,11 @@ def set_refs(
                     transaction.lock_ref(name)
                     transaction.set_target(name, oid, None, message)
     return changed
+
+
+def delete_refs(repo: pygit2.Repository, names: Iterable[str]) -> None:
+    """Delete these refs where they exist (sync's own fetched copies: never a branch's
+    or memgit's, which only publish moves)."""
+    for name in names:
+        with contextlib.suppress(KeyError):
+            repo.references.delete(name)

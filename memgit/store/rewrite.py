@@ -305,12 +305,36 @@ def _finish(repo: pygit2.Repository, plan: Mapping[str, Any]) -> None:
     _git(repo, "gc", "--quiet", "--prune=now")
     cache = git_dir / CACHE_DIR
     for item in cache.iterdir():
-        if item.name == LOCK_FILE:
+        if item.name in (LOCK_FILE, PURGED_FILE):
             continue
         if item.is_dir() and not item.is_symlink():
             shutil.rmtree(item)
         else:
             item.unlink(missing_ok=True)
+
+
+PURGED_FILE = "purged-commits"
+"""The commits purges replaced, one id a line: what this clone must never take back.
+Not a cache: it is never rebuilt or dropped, and it holds ids, never content."""
+
+
+def record_purged(repo: pygit2.Repository, replaced: Iterable[str]) -> None:
+    """Add the ids of commits a purge replaced to :data:`PURGED_FILE`."""
+    path = Path(repo.path) / CACHE_DIR / PURGED_FILE
+    known = purged_commits(repo)
+    new = sorted(set(replaced) - known)
+    if new:
+        with path.open("a", encoding="ascii") as record:
+            record.write("".join(f"{oid}\n" for oid in new))
+
+
+def purged_commits(repo: pygit2.Repository) -> frozenset[str]:
+    """The commits purges in this clone replaced (none when it never purged)."""
+    try:
+        text = (Path(repo.path) / CACHE_DIR / PURGED_FILE).read_text("ascii")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(line for line in text.split() if len(line) == 40)
 
 
 def _git(repo: pygit2.Repository, *args: str) -> None:
