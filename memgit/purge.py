@@ -33,6 +33,7 @@ from memgit.constants import INBOX_DIR, MEMORIES_DIR, REFS_RETIRED, RUNS_DIR
 from memgit.derived.documents import read_memory
 from memgit.errors import ConflictError, InvalidInputError, MemgitError, UsageError
 from memgit.layout import check_memory_id
+from memgit.sharing.rewrite_push import RemotePush, push_rewrite
 from memgit.store import recovery
 from memgit.store.lock import WriterLock
 from memgit.store.repository import head_branch
@@ -53,14 +54,19 @@ _COMMIT_ID = re.compile(rb"\b[0-9a-f]{40}\b")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Purged:
-    """The refs a purge moved (old -> new, or deleted) and the remotes left holding
-    the old history."""
+    """The refs a purge moved (old -> new, or deleted), what ``push`` did to each
+    remote, and the remotes left holding the old history."""
 
     refs: tuple[RefMove, ...]
     remotes: tuple[str, ...]
+    pushed: tuple[RemotePush, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"refs": [move.to_dict() for move in self.refs], "remotes": list(self.remotes)}
+        return {
+            "refs": [move.to_dict() for move in self.refs],
+            "remotes": list(self.remotes),
+            "pushed": [remote.to_dict() for remote in self.pushed],
+        }
 
 
 @dataclass(slots=True)
@@ -79,9 +85,12 @@ def purge_history(
     *,
     texts: Iterable[str] = (),
     with_sources: bool = False,
+    push: bool = False,
 ) -> Purged:
     """Rewrite history without ``memory_ids`` and ``texts``; see the module docstring.
-    Refused while another writer holds the lock or the checkout has uncommitted changes."""
+    Refused while another writer holds the lock or the checkout has uncommitted changes.
+    ``push``: then replace the old history on every configured remote that holds it
+    (:mod:`memgit.sharing.rewrite_push`), still under the lock."""
     ids = list(dict.fromkeys(check_memory_id(m, field="ID") for m in memory_ids))
     strings = list(dict.fromkeys(texts))
     for i, text in enumerate(strings):
@@ -117,7 +126,16 @@ def purge_history(
         # memgit sync never takes the old history back from a remote.
         record_purged(git, (old for old, new in rewriter.commits.items() if old != new))
         publish_rewrite(git, lock, moves, _checkout(git, moves))
-    return Purged(refs=moves, remotes=_remotes(git, moves))
+        if not push:
+            return Purged(refs=moves, remotes=_remotes(git, moves))
+        replaced = dict(rewriter.commits)
+        replaced.update((move.old, move.new) for move in moves if move.new is not None)
+        dropped = {f"{REFS_RETIRED}{memory_id}" for memory_id in ids}
+        pushed = push_rewrite(
+            git, [str(name) for name in git.remotes.names() if name], replaced, dropped
+        )
+    held = tuple(sorted(remote.remote for remote in pushed if remote.error is not None))
+    return Purged(refs=moves, remotes=held, pushed=pushed)
 
 
 def _check_checkout(git: pygit2.Repository) -> None:

@@ -328,16 +328,24 @@ class MemoryRepo:
         )
 
     def purge(
-        self, memory_ids: Iterable[str], *, texts: Iterable[str] = (), with_sources: bool = False
+        self,
+        memory_ids: Iterable[str],
+        *,
+        texts: Iterable[str] = (),
+        with_sources: bool = False,
+        push: bool = False,
     ) -> Purged:
         """Rewrite every local ref's history without the memories (and ``texts``), then
-        expire the reflogs and prune (docs/history.md#purge); never pushes."""
+        expire the reflogs and prune (docs/history.md#purge); ``push`` force-pushes the
+        rewrite, with leases, to every remote that holds the old history."""
         from memgit.purge import purge_history
 
         # The derived store holds the text too: the purge deletes it, so let go of it.
         self.close()
         vars(self).pop("_lexical_index", None)
-        return purge_history(self.git, memory_ids, texts=texts, with_sources=with_sources)
+        return purge_history(
+            self.git, memory_ids, texts=texts, with_sources=with_sources, push=push
+        )
 
     # -- history (memgit/history/, docs/history.md): read-only ----------------
 

@@ -34,6 +34,12 @@ if TYPE_CHECKING:
     metavar="TEXT",
     help="With --purge: also replace TEXT (a leaked string) everywhere. Repeatable.",
 )
+@click.option(
+    "--push",
+    is_flag=True,
+    help="With --purge: then force-push the rewrite, with leases, to every remote holding "
+    "the old history.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
 @click.pass_obj
 def forget(
@@ -42,6 +48,7 @@ def forget(
     with_sources: bool,
     purge: bool,
     texts: tuple[str, ...],
+    push: bool,
     as_json: bool,
 ) -> None:
     """Remove memories ID... from the branch in one commit, or purge them from history.
@@ -57,20 +64,29 @@ def forget(
     --purge rewrites every local branch, tag, remote-tracking and memgit ref
     instead, expires the reflogs and prunes the old objects; it prints each
     ref it moved and the remotes that still hold the old history. It never
-    pushes. Rotate a leaked credential first: other clones keep it
-    (docs/history.md#purge).
+    pushes, unless --push: then each configured remote's branches, tags and
+    refs/memgit/ refs on the old history are replaced in one atomic push, each
+    with a lease on what the remote held, and a remote that holds commits this
+    clone has not fetched is refused whole. Rotate a leaked credential first:
+    other clones keep it (docs/history.md#purge).
     """
     from memgit.repo import MemoryRepo
 
-    if texts and not purge:
-        raise UsageError("--purge-text needs --purge", code="usage", field="--purge-text")
+    for flag, given in (("--purge-text", texts), ("--push", push)):
+        if given and not purge:
+            raise UsageError(f"{flag} needs --purge", code="usage", field=flag)
     repo = MemoryRepo.open(directory)
     if purge:
-        purged = repo.purge(memory_ids, texts=texts, with_sources=with_sources)
+        purged = repo.purge(memory_ids, texts=texts, with_sources=with_sources, push=push)
         if as_json:
             emit_json(purged.to_dict())
         else:
             _print_purged(purged)
+        failed = [remote.error for remote in purged.pushed if remote.error is not None]
+        for error in failed:
+            click.echo(error.render(), err=True)
+        if failed:
+            raise click.exceptions.Exit(int(failed[0].exit_status))
         return
     if not memory_ids:
         raise UsageError("name at least one memory id", code="usage", field="ID")
@@ -98,6 +114,13 @@ def _print_purged(purged: Purged) -> None:
     for move in purged.refs:
         new = move.new[:12] if move.new is not None else "(deleted)"
         click.echo(f"  {move.name}  {move.old[:12]} -> {new}")
+    for remote in purged.pushed:
+        if remote.error is None:
+            click.echo(f"pushed to {remote.remote}: {plural(len(remote.refs), 'ref')}")
+            for move in remote.refs:
+                new = move.new[:12] if move.new is not None else "(deleted)"
+                click.echo(f"  {move.name}  {move.old[:12]} -> {new}")
     if purged.remotes:
         click.echo(f"still holding the old history: {', '.join(purged.remotes)}")
-        click.echo("  memgit does not push; see docs/history.md#purge before you force-push")
+        if not purged.pushed:
+            click.echo("  memgit did not push; see docs/history.md#purge (or use --push)")

@@ -7,6 +7,7 @@ setting the user has works as it does for ``git fetch`` and ``git push``.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,18 +76,18 @@ def _target(repo: pygit2.Repository, name: str) -> pygit2.Oid:
 def push(
     repo: pygit2.Repository,
     remote: str,
-    updates: dict[str, tuple[pygit2.Oid, pygit2.Oid | None]],
+    updates: Mapping[str, tuple[pygit2.Oid | None, pygit2.Oid | None]],
 ) -> bool:
-    """Set each ref named in ``updates`` on ``remote`` to its new id, all or none
-    (``--atomic``), each only if the remote still has the id it had at the fetch
-    (``--force-with-lease``; None: the ref must not exist yet). False when the remote
-    refused because it moved since the fetch (fetch again and retry)."""
+    """Set each ref named in ``updates`` on ``remote`` to its new id (None: delete it),
+    all or none (``--atomic``), each only if the remote still has the id it had at the
+    fetch (``--force-with-lease``; None: the ref must not exist yet). False when the
+    remote refused because it moved since the fetch (fetch again and retry)."""
     if not updates:
         return True
     args = ["push", "--porcelain", "--atomic", remote]
     for name, (new, expected) in sorted(updates.items()):
         args.append(f"--force-with-lease={name}:{expected if expected is not None else ''}")
-        args.append(f"{new}:{name}")
+        args.append(f"{new if new is not None else ''}:{name}")
     done = run_git(repo, *args)
     if done.returncode == 0:
         return True
