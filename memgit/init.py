@@ -26,6 +26,8 @@ from memgit.trailers import render_message
 DEFAULT_PRE_COMMIT_CONFIG = """\
 # memgit's checks for every commit to this memory repository (docs/governance.md).
 # `memgit init` installs them in each clone (docs/sharing.md).
+default_install_hook_types: [pre-commit, commit-msg, post-commit]
+default_stages: [pre-commit]
 repos:
   - repo: local
     hooks:
@@ -48,6 +50,23 @@ repos:
         entry: memgit-check-supersession
         language: system
         files: ^memories/.*\\.md$
+      - id: memgit-secrets-message
+        name: memgit secrets (commit message)
+        entry: memgit-check-secrets --commit-msg
+        language: system
+        stages: [commit-msg]
+      - id: memgit-record-removals
+        name: memgit record removals
+        entry: memgit-record-removals
+        language: system
+        stages: [commit-msg]
+      - id: memgit-record-retired-refs
+        name: memgit record retired refs
+        entry: memgit-record-retired-refs
+        language: system
+        stages: [post-commit]
+        always_run: true
+        pass_filenames: false
 """  # noqa: E501 (the files pattern is one YAML line)
 
 TEMPLATES = {CONFIG_FILE: DEFAULT_CONFIG, PRE_COMMIT_CONFIG: DEFAULT_PRE_COMMIT_CONFIG}

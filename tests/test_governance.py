@@ -937,13 +937,21 @@ def test_a_hook_with_unresolved_merge_conflicts_in_the_index_says_so(
 
 def test_the_published_hooks_are_the_registry() -> None:
     """.pre-commit-hooks.yaml, the config memgit init writes, pyproject's console scripts
-    and the registry memgit's own writes use name the same four checks, the same way."""
+    and the registry memgit's own writes use name the same four checks, the same way;
+    the commit-msg and post-commit hooks are published and written alike too."""
     local = yaml.safe_load(DEFAULT_PRE_COMMIT_CONFIG)["repos"][0]
     assert local["repo"] == "local"
-    published = {hook["id"]: hook for hook in MANIFEST}
-    written = {hook["id"]: hook for hook in local["hooks"]}
-    assert list(published) == list(written) == list(CHECKS) == list(MAINS)
+    every_published = {hook["id"]: hook for hook in MANIFEST}
+    every_written = {hook["id"]: hook for hook in local["hooks"]}
+    assert list(every_published) == list(every_written)
     pyproject = (ROOT / "pyproject.toml").read_text("utf-8")
+    for hook_id, hook in every_published.items():
+        assert hook["entry"] == every_written[hook_id]["entry"]
+        assert hook.get("stages") == every_written[hook_id].get("stages")
+        assert f"{hook['entry'].split()[0]} = " in pyproject
+    published = {k: v for k, v in every_published.items() if "stages" not in v}
+    written = {k: v for k, v in every_written.items() if "stages" not in v}
+    assert list(published) == list(written) == list(CHECKS) == list(MAINS)
     for hook_id, hook in published.items():
         assert hook["language"] == "python"
         assert written[hook_id]["language"] == "system"

@@ -263,31 +263,19 @@ def test_init_replaces_its_own_hook_and_pre_commits(tmp_path: Path) -> None:
     assert hook.read_text("utf-8") == script
 
 
-def test_init_installs_the_commit_msg_hook_the_config_asks_for(tmp_path: Path) -> None:
-    """A config that names commit-msg in default_install_hook_types gets that hook too
-    (as `pre-commit install` reads it), so a secret in a person's commit message is
-    refused on their machine, with no virtual environment on PATH."""
+def test_init_installs_the_commit_msg_and_post_commit_hooks_of_the_default_config(
+    tmp_path: Path,
+) -> None:
+    """The default config names commit-msg and post-commit in default_install_hook_types,
+    and init installs them (as `pre-commit install` reads the config), so a secret in a
+    person's commit message is refused on their machine, with no virtual environment on
+    PATH (and a memory removed by hand is recorded: tests/test_removals.py)."""
     work = tmp_path / "work"
     env = without_venv(tmp_path)
-    assert run([str(MEMGIT), "init", str(work)], tmp_path, env).returncode == 0
-    config = work / ".pre-commit-config.yaml"
-    config.write_text(
-        "default_install_hook_types: [pre-commit, commit-msg]\n"
-        "default_stages: [pre-commit]\n"
-        + config.read_text("utf-8")
-        + "      - id: memgit-secrets-message\n"
-        "        name: memgit secrets (commit message)\n"
-        "        entry: memgit-check-secrets --commit-msg\n"
-        "        language: system\n"
-        "        stages: [commit-msg]\n",
-        "utf-8",
-    )
-    git(work, "add", ".pre-commit-config.yaml")
-    done = run(["git", "commit", "-m", "check commit messages too"], work, env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    done = run([str(MEMGIT), "init"], work, env)
+    done = run([str(MEMGIT), "init", str(work)], tmp_path, env)
     assert done.returncode == 0, done.stderr
-    assert "pre-commit installed at .git/hooks/commit-msg" in done.stdout
+    for kind in ("pre-commit", "commit-msg", "post-commit"):
+        assert f"pre-commit installed at .git/hooks/{kind}" in done.stdout, done.stdout
 
     (work / "notes.md").write_text("# Notes\n", "utf-8")
     git(work, "add", "notes.md")

@@ -126,7 +126,7 @@ def iter_secret_problems(view: CommitView) -> Iterator[Problem]:
             yield from iter_text_secrets(path, data)
 
 
-def _message_to_check(text: str) -> str:
+def message_as_recorded(text: str) -> str:
     """A message as git will record it: comment lines and what follows the scissors line
     dropped (``git commit -v`` puts the diff there)."""
     kept = []
@@ -143,7 +143,7 @@ def check_message_file(argv: list[str]) -> int:
     if len(argv) != 1:
         print("error[usage]: --commit-msg takes the message file git passes", file=sys.stderr)
         return 2
-    message = _message_to_check(decode_for_scan(Path(argv[0]).read_bytes()))
+    message = message_as_recorded(decode_for_scan(Path(argv[0]).read_bytes()))
     problems = list(iter_message_secrets(message))
     for problem in problems:
         print(problem.render(), file=sys.stderr)

@@ -35,8 +35,10 @@ from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import parse_trailers
 
 # What a commit did to the memory. "edited" and "removed" are commits without a
-# Memgit-Run trailer (a person's); "merged" is a merge commit whose first parent
-# had another version (the change came from the merged branch).
+# Memgit-Run trailer (a person's; one whose trailers retire the memory is "retracted"
+# or "superseded", as the commit-msg hook records a removal by hand); "merged" is a
+# merge commit whose first parent had another version (the change came from the
+# merged branch).
 CHANGES = ("created", "updated", "superseded", "retracted", "edited", "removed", "merged")
 
 
@@ -210,7 +212,9 @@ def _version(
             change = _TRAILER_CHANGES[key]
     if len(commit.parents) > 1:
         change = "merged"
-    elif run_id is None:
+    elif run_id is None and not (blob is None and change in ("retracted", "superseded")):
+        # A person's commit; one that removed a memory says how in its trailers (the
+        # commit-msg hook adds them, docs/governance.md#removing-a-memory-by-hand).
         change = "edited" if blob is not None else "removed"
     elif change is None:  # a run that changed the file without saying so
         change = "removed" if blob is None else "updated"

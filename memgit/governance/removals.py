@@ -1,0 +1,163 @@
+"""A person's ``git rm`` of a memory is recorded as a retraction, not silently accepted.
+
+memgit's own commits say what they retired in trailers (``Memgit-Retracted: ID``,
+``Memgit-Superseded: OLD -> NEW``) and set ``refs/memgit/retired/<id>``, so a
+retired id can never come back and recall can name what replaced it. A person's
+commit that deletes a memory gets the same record from two hooks:
+
+- ``memgit-record-removals`` (``commit-msg`` stage) adds the trailer for each
+  memory the staged tree deletes: ``Memgit-Superseded: OLD -> NEW`` when a staged
+  memory lists it in ``supersedes``, else ``Memgit-Retracted: OLD``. A memory
+  moved to another path (same id) is not removed; an id the message already
+  names in such a trailer, or in ``Memgit-Forgotten`` (forget it without retiring
+  the id, as ``memgit forget`` does), is left as written. In a merge, a memory
+  another side deleted is that side's change: its commits carry their trailers.
+- ``memgit-record-retired-refs`` (``post-commit`` stage) sets the refs memgit
+  would have set for the commit just made: ``refs/memgit/retired/<id>`` at its
+  parent (the last commit the memory was in) for each id its trailers retire,
+  and ``refs/memgit/runs/<id>`` for each run it names, where they are missing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+
+from memgit.constants import (
+    MEMORIES_DIR,
+    TRAILER_FORGOTTEN,
+    TRAILER_RETRACTED,
+    TRAILER_SUPERSEDED,
+)
+from memgit.errors import MemgitError
+from memgit.governance.hooks import staged_view
+from memgit.governance.retirements import retired_ids
+from memgit.governance.secrets import message_as_recorded
+from memgit.governance.view import CommitView
+from memgit.memory import parse_memory
+from memgit.store.repository import open_repository
+from memgit.trailers import parse_trailers
+
+
+def _memory_id(path: str) -> str | None:
+    if path.startswith(f"{MEMORIES_DIR}/") and path.endswith(".md"):
+        return path.rsplit("/", 1)[1].removesuffix(".md")
+    return None
+
+
+def removal_trailers(view: CommitView, message: str) -> list[str]:
+    """The trailers (``Key: value``) the staged change needs for the memories it
+    removes and the message does not already name."""
+    present = {_memory_id(path) for path in view.changed} | {
+        _memory_id(entry) for entry in _memory_paths(view.tree)
+    }
+    named = set(retired_ids(message)) | {
+        value.strip() for key, value in parse_trailers(message) if key == TRAILER_FORGOTTEN
+    }
+    others = [tree for tree, _ in view.joins]
+    successors = _successors(view)
+    trailers = []
+    for path in sorted(view.deleted):
+        memory_id = _memory_id(path)
+        if memory_id is None or memory_id in present or memory_id in named:
+            continue
+        if any(_blob(tree, path) is None for tree in others):
+            continue  # a side of the merge removed it, with its own trailer
+        successor = successors.get(memory_id)
+        if successor is not None:
+            trailers.append(f"{TRAILER_SUPERSEDED}: {memory_id} -> {successor}")
+        else:
+            trailers.append(f"{TRAILER_RETRACTED}: {memory_id}")
+    return trailers
+
+
+def _memory_paths(tree: pygit2.Tree) -> list[str]:
+    """Every memory file of ``tree`` (to tell a move from a removal)."""
+    try:
+        top = tree[MEMORIES_DIR]
+    except KeyError:
+        return []
+    found = []
+    stack: list[tuple[str, pygit2.Object]] = [(MEMORIES_DIR, top)]
+    while stack:
+        prefix, obj = stack.pop()
+        if isinstance(obj, pygit2.Tree):
+            stack.extend((f"{prefix}/{entry.name}", entry) for entry in obj)
+        elif prefix.endswith(".md"):
+            found.append(prefix)
+    return found
+
+
+def _blob(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
+    try:
+        return tree[path]
+    except KeyError:
+        return None
+
+
+def _successors(view: CommitView) -> dict[str, str]:
+    """Removed id -> the staged memory that says it supersedes it."""
+    found: dict[str, str] = {}
+    for path in sorted(view.changed):
+        if _memory_id(path) is None:
+            continue
+        try:
+            memory = view.parsed(path, parse_memory)
+        except MemgitError:
+            continue  # memgit-schemas says why
+        for old in memory.supersedes:
+            found.setdefault(old.id, memory.id)
+    return found
+
+
+def record_trailers(argv: list[str] | None = None) -> int:
+    """``memgit-record-removals FILE``: add the removal trailers to git's message file."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print(
+            "error[usage]: memgit-record-removals takes the message file git passes",
+            file=sys.stderr,
+        )
+        return 2
+    message_file = Path(args[0])
+    try:
+        view = staged_view(Path.cwd(), ())
+        message = message_as_recorded(message_file.read_bytes().decode("utf-8", "replace"))
+        trailers = removal_trailers(view, message)
+    except MemgitError as err:
+        print(err.render(), file=sys.stderr)
+        return int(err.exit_status)
+    if not trailers:
+        return 0
+    # git's own trailer writer: it knows comment lines, the scissors line of
+    # `git commit -v` and an existing trailer block.
+    command = ["git", "interpret-trailers", "--in-place"]
+    for trailer in trailers:
+        command += ["--trailer", trailer]
+    done = subprocess.run([*command, str(message_file)], capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"error[git-failed]: git interpret-trailers: {done.stderr.strip()}", file=sys.stderr)
+        return 1
+    for trailer in trailers:
+        print(f"memgit: recorded a removed memory: {trailer}", file=sys.stderr)
+    return 0
+
+
+def record_refs(argv: list[str] | None = None) -> int:
+    """``memgit-record-retired-refs``: the refs memgit would have set for HEAD's commit."""
+    from memgit.sharing.refs import recorded
+
+    try:
+        repo = open_repository(Path.cwd())
+        if repo.head_is_unborn:
+            return 0
+        made = recorded(repo, [repo.head.peel(pygit2.Commit)], {})
+    except MemgitError as err:
+        print(err.render(), file=sys.stderr)
+        return int(err.exit_status)
+    for name in made:
+        print(f"memgit: set {name}", file=sys.stderr)
+    return 0
