@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -129,13 +129,23 @@ class _Batch:
 
 
 def pending_batches(
-    lookup: Lookup, settings: Settings, *, include_rejected: bool = False
+    lookup: Lookup,
+    settings: Settings,
+    *,
+    include_rejected: bool = False,
+    only: Collection[str] | None = None,
 ) -> tuple[list[_Batch], ProcessingState]:
+    """The batches to run, of every pending capture (``only``: of those paths)."""
     tree = _tree(lookup.repo)
     held = held_units(lookup.repo, tree, include_rejected=include_rejected)
     state = _state(lookup, settings, tree).holding(held)
     size = gate_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)
-    return _batches(state, size, held), state
+    chosen = (
+        state
+        if only is None
+        else replace(state, pending=tuple(c for c in state.pending if c.path in only))
+    )
+    return _batches(chosen, size, held), state
 
 
 def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
@@ -167,8 +177,10 @@ def process_inbox(
     max_batches: int | None = None,
     progress: Progress | None = None,
     include_rejected: bool = False,
+    only: Collection[str] | None = None,
 ) -> ProcessResult:
-    """Run the Gate over pending captures, then expire old processed captures.
+    """Run the Gate over pending captures (``only``: those capture paths), then expire
+    old processed captures.
 
     ``index`` is the derived store: the recall index, which finds related memories
     for the Gate, and the processing state. Units in open proposals are not asked
@@ -176,7 +188,7 @@ def process_inbox(
     """
     index.refresh()  # the Gate's related memories need it current; the state then costs least
     lookup = IndexLookup(index)
-    batches, state = pending_batches(lookup, settings, include_rejected=include_rejected)
+    batches, state = pending_batches(lookup, settings, include_rejected=include_rejected, only=only)
     if backend.name == "host":
         batches = batches[:1]
     if max_batches is not None:

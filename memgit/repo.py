@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
     from memgit.purge import Purged
+    from memgit.remember import Remembered
     from memgit.sharing.sync import SyncResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
@@ -311,6 +312,20 @@ class MemoryRepo:
         return index.status()
 
     # -- forget (memgit/forget.py, docs/history.md#memgit-forget) --------------
+
+    def remember(
+        self,
+        text: str,
+        *,
+        title: str | None = None,
+        scope: str | None = None,
+        kind: str | None = None,
+    ) -> Remembered:
+        """Store ``text`` as a memory: captured as a user turn (redacted), then one run
+        over that turn alone, checked and committed as every run (docs/history.md)."""
+        from memgit.remember import remember
+
+        return remember(self, text, index=self._recall_index(), title=title, scope=scope, kind=kind)
 
     def forget(self, memory_ids: Iterable[str], *, with_sources: bool = False) -> Forgotten:
         """Remove active memories from the branch in one commit (history keeps them);

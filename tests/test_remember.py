@@ -1,0 +1,96 @@
+"""``memgit remember TEXT``: the text becomes a memory through capture, the Gate contract,
+the checks and the commit engine, as any run's answer does; bad input changes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memgit import MemgitError, MemoryRepo
+from memgit.memory import parse_memory
+
+from secret_fixtures import SECRET_FIXTURES
+from support import everything_git_keeps, git, make_turn, memgit_cli, snapshot
+
+AWS_KEY = next(value for kind, _, value in SECRET_FIXTURES if kind == "aws-access-key-id")
+STAGING = "The staging database is db.stg.example.com, port 5433."
+
+
+def test_the_text_becomes_a_checked_memory_quoting_its_capture(repo_path: Path) -> None:
+    with MemoryRepo.open(repo_path) as repo:
+        made = repo.remember(STAGING, scope="project")
+    memory = parse_memory((repo_path / made.path).read_bytes(), path=made.path)
+    assert (memory.id, memory.scope, memory.type) == (made.memory_id, "project", "fact")
+    assert memory.body.strip() == STAGING and memory.title == STAGING
+    (source,) = memory.sources
+    assert source.quote == STAGING and made.capture.startswith("inbox/memgit-remember/")
+    run, capture = git(repo_path, "log", "-2", "--format=%s").splitlines()
+    assert run == "process: 1 created [remember]"
+    assert capture.startswith("capture: memgit-remember/r-")
+    assert memgit_cli("-C", str(repo_path), "verify", "--all").returncode == 0
+    hits = MemoryRepo.open(repo_path).recall("staging database port")
+    assert [hit.memory.id for hit in hits.memories][:1] == [made.memory_id]
+    (history,) = MemoryRepo.open(repo_path).log(made.memory_id)
+    assert (history.versions[0].change, history.versions[0].backend) == ("created", "remember")
+
+
+def test_other_pending_turns_are_left_for_process(repo_path: Path) -> None:
+    with MemoryRepo.open(repo_path) as repo:
+        repo.capture(make_turn(0, "Remember that the wiki lives on the intranet."))
+        repo.remember("I review pull requests in the mornings.")
+        request = repo.gate_prompt()
+    assert request is not None
+    assert [unit.text for unit in request.units] == [
+        "Remember that the wiki lives on the intranet."
+    ]
+
+
+def test_a_secret_in_the_text_never_enters_an_object(repo_path: Path) -> None:
+    with MemoryRepo.open(repo_path) as repo:
+        made = repo.remember(f"The deploy key for staging is {AWS_KEY} until Friday.")
+    assert "[REDACTED" in (repo_path / made.path).read_text("utf-8")
+    kept = everything_git_keeps(repo_path)
+    assert all(AWS_KEY.encode() not in data for data in kept.values())
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "field"),
+    [
+        (["short"], "invalid-text", "TEXT"),
+        (["x" * 4001], "invalid-text", "TEXT"),
+        ([STAGING, "--scope", "elsewhere"], "unknown-scope", "--scope"),
+        ([STAGING, "--scope", "../etc"], "invalid-scope", "--scope"),
+        ([STAGING, "--type", "gossip"], "unknown-type", "--type"),
+        ([STAGING, "--title", "two\nlines"], "invalid-text", "--title"),
+    ],
+)
+def test_bad_input_is_refused_before_anything_is_written(
+    repo_path: Path, args: list[str], code: str, field: str
+) -> None:
+    before = snapshot(repo_path)
+    done = memgit_cli("-C", str(repo_path), "remember", *args)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.decode().startswith(f"error[{code}]: {field}: "), done.stderr
+    assert snapshot(repo_path) == before
+
+
+def test_the_cli_reads_stdin_and_prints_json(repo_path: Path) -> None:
+    done = memgit_cli(
+        "-C",
+        str(repo_path),
+        "remember",
+        "-",
+        "--json",
+        "--type",
+        "preference",
+        input=b"I prefer tabs over spaces in Go code.\n",
+    )
+    assert done.returncode == 0, done.stderr
+    made = json.loads(done.stdout)
+    assert set(made) == {"memory_id", "path", "capture", "run_id", "commit", "proposal"}
+    assert "type: preference" in (repo_path / made["path"]).read_text("utf-8")
+    with pytest.raises(MemgitError) as refused:
+        MemoryRepo.open(repo_path).remember("   ")
+    assert refused.value.code == "invalid-text"
