@@ -322,7 +322,7 @@ class MemoryRepo:
         kind: str | None = None,
     ) -> Remembered:
         """Store ``text`` as a memory: captured as a user turn (redacted), then one run
-        over that turn alone, checked and committed as every run (docs/history.md)."""
+        over that turn alone, checked and committed as every run (docs/commands.md)."""
         from memgit.remember import remember
 
         return remember(self, text, index=self._recall_index(), title=title, scope=scope, kind=kind)
