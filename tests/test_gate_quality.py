@@ -338,3 +338,18 @@ def test_the_command_line_writes_json_and_names_the_run(
     assert data["about"]["backend"] == "rules" and data["overall"]["items"] == 1
     assert "[1/1] zh-080: stored 0 (none)" in printed.err
     assert printed.out.startswith("Gate quality: backend rules, 1 item,")
+
+
+def test_a_failing_backend_is_counted_and_its_item_scored_on_the_tree(
+    chosen: list[gate_quality.Item], tmp_path: Path, no_proxy: None
+) -> None:
+    """A refused answer fails the run: the item counts as failed and as storing nothing."""
+    with ScriptedServer(default=chat("Sure! Here is what I would remember.")) as server:
+        runs = gate_quality.evaluate(chosen[:1], http_gate(server), workdir=tmp_path)
+        asked = len(server.requests)
+    summary = gate_quality.summarise(runs)
+    assert asked == 2  # the answer and its one correction round
+    assert [entry["item"] for entry in summary["failed_runs"]] == ["en-014"]
+    assert summary["failed_runs"][0]["error"].startswith("gate-rejected: ")
+    assert summary["overall"]["failed_runs"] == 1
+    assert (summary["overall"]["stored"], summary["overall"]["recall"]) == (0, 0.0)
