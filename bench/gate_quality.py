@@ -327,6 +327,11 @@ def render_text(summary: Mapping[str, Any], about: Mapping[str, Any]) -> str:
         lines.append(row(name, tally))
     kinds = summary["overall"]["verdicts"]
     lines += ["", "verdicts: " + ", ".join(f"{kind} {count}" for kind, count in kinds.items())]
+    overall = summary["overall"]
+    lines.append(
+        f"types: {overall['type_agreements']} of {overall['correct']} correct memories"
+        " have the expected type"
+    )
     if summary["wrong"]:
         lines += ["", "Wrong memories (stored -> expected):"]
         for entry in summary["wrong"]:
