@@ -71,6 +71,28 @@ def test_languages_and_corrections_are_what_they_say(items: list[gate_quality.It
             assert len(item.messages) >= 2 and item.replaced and item.expected, item.id
 
 
+NOTHING_TO_KEEP = {
+    "question",
+    "small-talk",
+    "one-off",
+    "example",
+    "hypothetical",
+    "quoted",
+    "this-turn",
+    "transient",
+}
+
+
+def test_categories_agree_with_their_labels(items: list[gate_quality.Item]) -> None:
+    """An item of a nothing-to-keep category expects nothing, any other expects something
+    (a secret may sit beside a fact worth keeping)."""
+    for item in items:
+        if item.category in NOTHING_TO_KEEP:
+            assert not item.expected, item.id
+        elif item.category != "secret":
+            assert item.expected, item.id
+
+
 def test_secrets_are_placeholders_filled_in_at_load(items: list[gate_quality.Item]) -> None:
     """The set file holds no secret-shaped string; the loaded messages do."""
     text = (ROOT / "tests" / "gate_quality" / "set.yaml").read_text("utf-8")
