@@ -1,0 +1,377 @@
+"""The Gate quality set and its harness: the set is sound, the scorer counts right, and
+the harness scores any backend.
+
+The set (``tests/gate_quality/set.yaml``) is checked against its schema and its own
+rules (size, languages, share of items expecting nothing, every key term present in
+its expected text). The scorer (``bench/gate_score.py``) is checked on hand-made
+stored/expected pairs with known numbers. The harness (``bench/gate_quality.py``) runs
+a few items against a real OpenAI-compatible HTTP server on 127.0.0.1: one that
+answers the labelled memories scores precision and recall 1.0, one that answers junk
+scores 0, so the numbers come from what the backend stored, not from the harness.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted_server import RecordedRequest, Reply, ScriptedServer, chat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import gate_quality  # noqa: E402
+from gate_score import Expected, Stored, Tally, occurs, score_item, term_found  # noqa: E402
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# One item of each shape: a project fact, a Chinese fact, two memories in one message,
+# a correction (two messages, the second supersedes), and one expecting nothing.
+HARNESS_ITEMS = ("en-014", "zh-011", "en-048", "en-067", "en-081")
+
+
+@pytest.fixture(scope="module")
+def items() -> list[gate_quality.Item]:
+    return gate_quality.load_items()
+
+
+# ---------------------------------------------------------------- the set
+
+
+def test_the_set_is_big_enough_and_balanced(items: list[gate_quality.Item]) -> None:
+    ids = [item.id for item in items]
+    assert len(ids) == len(set(ids)), "item ids are unique"
+    assert len(items) >= 150
+    assert sum(item.lang == "zh" for item in items) >= 50
+    assert sum(not item.expected for item in items) * 3 >= len(items), "a third expect none"
+    categories = {item.category for item in items}
+    for language in ("en", "zh"):
+        assert {i.category for i in items if i.lang == language} == categories, language
+
+
+def test_every_key_term_occurs_in_its_expected_text(items: list[gate_quality.Item]) -> None:
+    raw = {entry["id"]: entry for entry in _raw_set()}
+    for item in items:
+        for want in item.expected:
+            for term in want.terms:
+                assert term_found(term, want.text), (item.id, term, want.text)
+        for old, terms in zip(raw[item.id].get("supersedes", ()), item.replaced, strict=True):
+            for term in terms:
+                assert term_found(term, old["text"]), (item.id, term, old["text"])
+
+
+def test_languages_and_corrections_are_what_they_say(items: list[gate_quality.Item]) -> None:
+    for item in items:
+        text = " ".join(item.messages)
+        assert bool(CJK.search(text)) == (item.lang == "zh"), item.id
+        if item.category == "correction":
+            assert len(item.messages) >= 2 and item.replaced and item.expected, item.id
+
+
+NOTHING_TO_KEEP = {
+    "question",
+    "small-talk",
+    "one-off",
+    "example",
+    "hypothetical",
+    "quoted",
+    "this-turn",
+    "transient",
+}
+
+
+def test_categories_agree_with_their_labels(items: list[gate_quality.Item]) -> None:
+    """An item of a nothing-to-keep category expects nothing, any other expects something
+    (a secret may sit beside a fact worth keeping)."""
+    for item in items:
+        if item.category in NOTHING_TO_KEEP:
+            assert not item.expected, item.id
+        elif item.category != "secret":
+            assert item.expected, item.id
+
+
+def test_secrets_are_placeholders_filled_in_at_load(items: list[gate_quality.Item]) -> None:
+    """The set file holds no secret-shaped string; the loaded messages do."""
+    text = (ROOT / "tests" / "gate_quality" / "set.yaml").read_text("utf-8")
+    placeholders = re.findall(r"\{secret:([a-z-]+)\}", text)
+    assert len(placeholders) >= 5
+    secret_items = [item for item in items if item.category == "secret"]
+    assert all("{secret:" not in m for item in secret_items for m in item.messages)
+    values = gate_quality._secret_values()
+    assert all(values[kind] in text_of(items) for kind in placeholders)
+
+
+def text_of(items: list[gate_quality.Item]) -> str:
+    return "\n".join(m for item in items for m in item.messages)
+
+
+def _raw_set() -> list[dict[str, Any]]:
+    import yaml
+
+    loaded = yaml.safe_load((ROOT / "tests" / "gate_quality" / "set.yaml").read_text("utf-8"))
+    assert isinstance(loaded, list)
+    return loaded
+
+
+# ---------------------------------------------------------------- the scorer
+
+
+@pytest.mark.parametrize(
+    ("term", "text", "found"),
+    [
+        ("Python 3.11", "CI must run on Python 3.11 and 3.12.", True),
+        ("Python 3.11", "CI must run on Python 3", False),
+        ("3.1", "Python 3.12", False),
+        ("3.12", "Python 3.12.", True),
+        ("api.example.com", "The API lives at api", False),
+        ("Alex", "Call me Alexandra", False),
+        ("2.0.0", "from v2.0.0 on", True),
+        ("1.26", "numpy 1.26.x", True),
+        ("10", "10,485,760 bytes", False),
+        ("20", "since 2020", False),
+        ("make lint test", "Run `make   lint\ntest` first", True),
+        ("PYTEST", "prefers pytest", True),
+        ("pytest", "prefers pytest-xdist", True),
+        ("test", "prefers pytest", False),
+        ("两个空格", "习惯用两个空格缩进", True),
+        ("UTC+8", "时区是 UTC+8。", True),
+    ],
+)
+def test_a_term_occurs_only_unbroken(term: str, text: str, found: bool) -> None:
+    assert occurs(term, text) is found
+
+
+def test_alternatives_need_any_one() -> None:
+    assert term_found(("short", "concise"), "Keep answers concise.")
+    assert not term_found(("short", "concise"), "Keep answers shorter.")
+
+
+def want(text: str, *terms: str | tuple[str, ...], scope: str = "project") -> Expected:
+    return Expected(text=text, scope=scope, type="fact", terms=tuple(terms))
+
+
+def stored(title: str, scope: str = "project", body: str = "", kind: str = "fact") -> Stored:
+    return Stored(title=title, body=body or title, scope=scope, type=kind)
+
+
+def test_the_scorer_gives_known_numbers() -> None:
+    ci = want("CI runs on Python 3.11 and 3.12.", "3.11", "3.12")
+    api = want("The API lives at api.example.com.", "api.example.com")
+    pnpm = want("The repository uses pnpm.", "pnpm")
+    name = want("The user is Dana.", "Dana", scope="user")
+    scores = [
+        # two expected: one stored right, one cut at the dot
+        score_item(
+            [stored("CI runs on Python 3.11 and 3.12"), stored("The API lives at api")], [ci, api]
+        ),
+        # nothing expected: a question stored anyway
+        score_item([stored("What is a tuple")], []),
+        # a correction: the old memory kept beside the new one
+        score_item([stored("Uses yarn"), stored("Uses pnpm now")], [pnpm], replaced=[("yarn",)]),
+        # right terms, wrong scope; and the same memory twice
+        score_item([stored("The user is Dana", scope="project")], [name]),
+        score_item([stored("Uses pnpm", scope="project/web"), stored("pnpm it is")], [pnpm]),
+        # nothing stored, one expected
+        score_item([], [api]),
+    ]
+    kinds = [[v.kind for v in score.verdicts] for score in scores]
+    assert kinds == [
+        ["correct", "unexpected"],
+        ["unexpected"],
+        ["stale", "correct"],
+        ["scope"],
+        ["correct", "duplicate"],
+        [],
+    ]
+    assert scores[0].verdicts[1].missing == ("api.example.com",)
+    total = Tally()
+    for score in scores:
+        total.add(score)
+    assert (total.stored, total.correct, total.expected, total.matched) == (8, 3, 6, 3)
+    assert total.precision == pytest.approx(3 / 8)
+    assert total.recall == pytest.approx(3 / 6)
+    assert total.scope_errors == 1
+    assert total.to_dict()["verdicts"] == {
+        "correct": 3,
+        "duplicate": 1,
+        "scope": 1,
+        "stale": 1,
+        "unexpected": 2,
+    }
+
+
+def test_matching_is_one_to_one_and_maximal() -> None:
+    """A memory holding both expected ones' terms must not take the only match of another."""
+    a, b = want("A is 1.5.", "A", "1.5"), want("B is 2.5.", "B", "2.5")
+    both, only_a = stored("A is 1.5 and B is 2.5"), stored("A is 1.5")
+    score = score_item([both, only_a], [a, b])
+    assert [v.kind for v in score.verdicts] == ["correct", "correct"]
+    assert score.matched == {0, 1}
+
+
+def test_nothing_stored_has_no_precision() -> None:
+    total = Tally()
+    total.add(score_item([], [want("x is 1.", "x")]))
+    assert total.precision is None and total.recall == 0.0
+
+
+# ---------------------------------------------------------------- the harness
+
+
+def _payload(request: RecordedRequest) -> dict[str, Any]:
+    return request.user_payload
+
+
+def _answer(units: list[dict[str, Any]], decide: Any) -> Reply:
+    """A Gate answer covering every supporting unit, its candidates from ``decide``."""
+    candidates: list[dict[str, Any]] = []
+    coverage: list[dict[str, Any]] = []
+    bindings: list[dict[str, Any]] = []
+    for unit in units:
+        if not unit["can_support"]:
+            continue
+        made = decide(unit["text"])
+        ids = []
+        for memory in made:
+            cid = f"c{len(candidates) + 1}"
+            ids.append(cid)
+            candidates.append({"candidate_id": cid, **memory})
+            bindings.append(
+                {
+                    "candidate_id": cid,
+                    "claims": [
+                        {"unit_id": unit["unit_id"], "quote": unit["text"], "role": "assertion"}
+                    ],
+                }
+            )
+        if ids:
+            coverage.append(
+                {"unit_id": unit["unit_id"], "decision": "CANDIDATE", "candidate_ids": ids}
+            )
+        else:
+            coverage.append(
+                {
+                    "unit_id": unit["unit_id"],
+                    "decision": "NO_CHANGE",
+                    "reason": "no-durable-content",
+                }
+            )
+    answer = {"candidates": candidates, "coverage": coverage, "evidence_bindings": bindings}
+    return chat(json.dumps(answer, ensure_ascii=False))
+
+
+def labelled_model(chosen: list[gate_quality.Item]) -> Any:
+    """A scripted model that answers exactly the labels: the earlier message of a
+    correction as its earlier memory, the last message as the expected memories, the
+    first of them superseding a related memory when memgit shows one."""
+    by_text = {text: (item, n) for item in chosen for n, text in enumerate(item.messages)}
+    raw = {entry["id"]: entry for entry in _raw_set()}
+
+    def reply(request: RecordedRequest) -> Reply:
+        payload = _payload(request)
+        related = [memory["id"] for memory in payload["related_memories"]]
+
+        def decide(text: str) -> list[dict[str, Any]]:
+            item, n = by_text[text]
+            if n < len(item.messages) - 1:
+                old = raw[item.id]["supersedes"][n]["text"]
+                return [_memory(old, "project", "fact")]
+            made = [_memory(w.text, w.scope, w.type) for w in item.expected]
+            if made and related and item.replaced:
+                made[0] = {**made[0], "action": "SUPERSEDE", "target": related[0]}
+            return made
+
+        return _answer(payload["units"], decide)
+
+    return reply
+
+
+def junk_model(request: RecordedRequest) -> Reply:
+    """A model that stores one memory per message, none of them what was said."""
+    return _answer(
+        _payload(request)["units"],
+        lambda _text: [_memory("Nothing worth keeping was said here.", "user", "fact")],
+    )
+
+
+def _memory(text: str, scope: str, kind: str) -> dict[str, Any]:
+    return {"action": "CREATE", "type": kind, "scope": scope, "title": text[:200], "body": text}
+
+
+@pytest.fixture
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def chosen(items: list[gate_quality.Item]) -> list[gate_quality.Item]:
+    found = {item.id: item for item in items}
+    return [found[name] for name in HARNESS_ITEMS]
+
+
+def http_gate(server: ScriptedServer) -> dict[str, Any]:
+    return {"backend": "openai", "base_url": server.base_url, "model": "scripted", "timeout": 10}
+
+
+def test_a_backend_answering_the_labels_scores_one(
+    chosen: list[gate_quality.Item], tmp_path: Path, no_proxy: None
+) -> None:
+    with ScriptedServer(default=labelled_model(chosen)) as server:
+        runs = gate_quality.evaluate(chosen, http_gate(server), workdir=tmp_path)
+        asked = len(server.requests)
+    summary = gate_quality.summarise(runs)
+    overall = summary["overall"]
+    assert summary["failed_runs"] == [] and asked == 6  # one request per message
+    assert (overall["precision"], overall["recall"]) == (1.0, 1.0)
+    assert (overall["stored"], overall["expected"]) == (5, 5)
+    assert summary["wrong"] == [] and summary["missed"] == []
+    assert overall["type_agreements"] == 5
+    assert summary["by_language"]["zh"]["recall"] == 1.0
+
+
+def test_a_backend_answering_junk_scores_zero(
+    chosen: list[gate_quality.Item], tmp_path: Path, no_proxy: None
+) -> None:
+    with ScriptedServer(default=junk_model) as server:
+        runs = gate_quality.evaluate(chosen, http_gate(server), workdir=tmp_path)
+    summary = gate_quality.summarise(runs)
+    overall = summary["overall"]
+    assert summary["failed_runs"] == []
+    assert (overall["precision"], overall["recall"]) == (0.0, 0.0)
+    assert overall["stored"] == 6  # every message, the correction's two included
+    assert len(summary["wrong"]) == 6 and len(summary["missed"]) == 5
+    wrong = next(entry for entry in summary["wrong"] if entry["item"] == "en-014")
+    assert wrong["kind"] == "unexpected" and wrong["missing_terms"] == ["pnpm"]
+    assert wrong["expected"]["text"] == "The repository uses pnpm, not npm or yarn."
+
+
+def test_the_command_line_writes_json_and_names_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rules Gate on one item through main(): the report, the JSON and progress."""
+    out = tmp_path / "result.json"
+    assert gate_quality.main(["--only", "zh-08", "--json", str(out)]) == 0
+    printed = capsys.readouterr()
+    data = json.loads(out.read_text("utf-8"))
+    assert data["about"]["backend"] == "rules" and data["overall"]["items"] == 1
+    assert "[1/1] zh-080: stored 0 (none)" in printed.err
+    assert printed.out.startswith("Gate quality: backend rules, 1 item,")
+
+
+def test_a_failing_backend_is_counted_and_its_item_scored_on_the_tree(
+    chosen: list[gate_quality.Item], tmp_path: Path, no_proxy: None
+) -> None:
+    """A refused answer fails the run: the item counts as failed and as storing nothing."""
+    with ScriptedServer(default=chat("Sure! Here is what I would remember.")) as server:
+        runs = gate_quality.evaluate(chosen[:1], http_gate(server), workdir=tmp_path)
+        asked = len(server.requests)
+    summary = gate_quality.summarise(runs)
+    assert asked == 2  # the answer and its one correction round
+    assert [entry["item"] for entry in summary["failed_runs"]] == ["en-014"]
+    assert summary["failed_runs"][0]["error"].startswith("gate-rejected: ")
+    assert summary["overall"]["failed_runs"] == 1
+    assert (summary["overall"]["stored"], summary["overall"]["recall"]) == (0, 0.0)
