@@ -29,9 +29,11 @@ if TYPE_CHECKING:
     from memgit.review.show import ProposalView
 
 if TYPE_CHECKING:
+    from memgit.demo import DemoResult
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
     from memgit.forget import Forgotten
+    from memgit.governance.verify import VerifyResult
     from memgit.history.blame import Blame
     from memgit.history.diff import MemoryDiff
     from memgit.history.select import Snapshot
@@ -81,6 +83,63 @@ class MemoryRepo:
         running it again is safe. ``install_hooks`` also installs the Git hooks (the
         CLI does by default)."""
         return init_repository(Path(path), install_hooks=install_hooks)
+
+    @classmethod
+    def verify(
+        cls,
+        path: str | Path = ".",
+        rev_range: str | None = None,
+        *,
+        all_history: bool = False,
+        commit_ids: Iterable[str] | None = None,
+        ref_updates: str | None = None,
+    ) -> VerifyResult:
+        """Run every governance check over the commits of one selection: ``rev_range``
+        (``A..B``, ``A...B`` or one revision's whole history; by default the branch
+        against its upstream), ``all_history``, ``commit_ids`` (as ``git rev-list``
+        prints them) or ``ref_updates`` (a push, ``old new refname`` lines as git
+        hands them to pre-receive). A class method like ``init``: it only reads
+        objects, so it also runs in a bare repository on a server, where there is
+        no memory repository to open."""
+        from memgit.governance.verify import (
+            commits_by_id,
+            parse_ref_updates,
+            resolve_commits,
+            verify_push,
+        )
+        from memgit.governance.verify import verify as run_verify
+        from memgit.store.repository import open_for_reading
+
+        chosen = [
+            name
+            for name, given in (
+                ("a range", rev_range is not None or all_history),
+                ("commit ids", commit_ids is not None),
+                ("ref updates", ref_updates is not None),
+            )
+            if given
+        ]
+        if len(chosen) > 1:
+            raise UsageError(
+                f"verify checks one selection of commits, not {' and '.join(chosen)}",
+                code="usage",
+                hint="pass a range (or --all), --commits-from or --ref-updates",
+            )
+        git = open_for_reading(Path(path))
+        finish_dead_writer(git)
+        if ref_updates is not None:
+            return verify_push(git, parse_ref_updates(ref_updates, source="--ref-updates"))
+        if commit_ids is not None:
+            return run_verify(git, commits_by_id(git, commit_ids))
+        return run_verify(git, resolve_commits(git, rev_range, all_history=all_history))
+
+    @classmethod
+    def demo(cls, path: str | Path | None = None) -> DemoResult:
+        """Build the demo repository (a new temporary folder by default): capture the
+        bundled conversation, process it with the rules Gate, recall what was stored."""
+        from memgit.demo import run_demo
+
+        return run_demo(Path(path) if path is not None else None)
 
     def close(self) -> None:
         """Close the derived store's connection (a long-running program's repositories;
