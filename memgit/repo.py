@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +12,7 @@ import pygit2
 from memgit.capture.inbox import CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.capture.turn import Turn
-from memgit.errors import UsageError
+from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
 from memgit.settings import Settings, read_config
 from memgit.settings_cache import cached_settings
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from memgit.demo import DemoResult
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
+    from memgit.files import TrackedFile
     from memgit.forget import Forgotten
     from memgit.governance.verify import VerifyResult
     from memgit.history.blame import Blame
@@ -422,6 +423,38 @@ class MemoryRepo:
 
         history, snap = load_snapshot(self.git, spec)
         return blame_memory(self.git, history, snap)
+
+    def read(self, *, id: str | None = None, path: str | None = None) -> TrackedFile:
+        """One committed file as HEAD holds it: a memory by ``id`` (a retired one: its
+        last version), a captured turn by its ``id`` ``source/session/seq``, or any
+        tracked file by ``path``. Reads Git objects only, never the file system."""
+        from memgit.files import TrackedFile, load_file, load_memory, turn_path
+
+        if path is not None and id is None:
+            return load_file(self.git, path)
+        if id is None or path is not None:
+            raise UsageError("name what to read by id or by path, not both", field="id")
+        if "/" in id:
+            captured = turn_path(id)
+            if captured is None:
+                raise InvalidInputError(
+                    f"{id[:80]!r} is neither a memory id nor a turn id",
+                    code="invalid-id",
+                    field="id",
+                    hint="a turn id is source/session/seq, as evidence units name it",
+                )
+            return load_file(self.git, captured)
+        found = load_memory(self.git, id)
+        if found is not None:
+            return found
+        snap = self.show(id)
+        return TrackedFile(path=snap.path, commit=snap.commit, blob=snap.blob, text=snap.text)
+
+    def memory_paths(self) -> Iterator[str]:
+        """The path of every active memory in HEAD, in tree order."""
+        from memgit.files import iter_memory_paths
+
+        return iter_memory_paths(self.git)
 
     def diff(self, memory_id: str, old: str | None = None, new: str | None = None) -> MemoryDiff:
         """Two versions of a memory: by default the one before the latest and the latest;

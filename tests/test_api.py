@@ -40,6 +40,8 @@ COMMAND_METHODS = {
     "blame": ("blame",),
     "diff": ("diff",),
     "forget": ("forget", "purge"),
+    # The MCP server is a door in front of the API (memgit/mcp/), not a method of it.
+    "mcp": (),
 }
 
 
