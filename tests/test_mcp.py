@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -25,9 +26,11 @@ pytest.importorskip("mcp")
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from support import git, git_environment, memgit_cli, snapshot
 
+MCP_DOC = Path(__file__).resolve().parents[1] / "docs" / "mcp.md"
 T = TypeVar("T")
 TIMEOUT = 60
 STATEMENT = "Remember that the staging database is called heron."
@@ -253,6 +256,23 @@ def test_read_a_memory_and_a_capture_paged(host: Host, repo: Path) -> None:
     assert json.loads(overview.contents[0].text)["memories"] >= 1
 
 
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        pytest.param("memgit://nothing", "error[unknown-resource]: no resource", id="unknown"),
+        pytest.param("memgit://memory/../x", "error[invalid-id]: id: ", id="bad-id"),
+        pytest.param("memgit://memory/zzzzzzzz", "error[unknown-memory]: ID: ", id="missing"),
+    ],
+)
+def test_a_resource_that_cannot_be_read_is_a_protocol_error(
+    host: Host, uri: str, expected: str
+) -> None:
+    with pytest.raises(MCPError) as caught:
+        host.run(lambda session: session.read_resource(uri))
+    assert caught.value.error.message.startswith(expected), caught.value.error.message
+    assert "memories" in host.ok("memory_map")
+
+
 def test_history_gives_log_and_blame(host: Host) -> None:
     host.ok("memory_capture", {"turn": turn("history", "Remember that lunch is at noon.")})
     (memory,) = created(host.ok("memory_process", {"backend": "rules"}))
@@ -370,6 +390,10 @@ def test_bad_arguments_are_tool_errors_and_the_server_goes_on(
 
 
 def test_fifty_concurrent_calls_complete(host: Host, repo: Path) -> None:
+    """Calls run one at a time on the server's worker thread: run on a thread pool
+    instead, 3 of these 50 failed with SQLite's "cannot start a transaction within a
+    transaction" (and pygit2 is no safer)."""
+
     async def storm(session: ClientSession) -> list[Any]:
         calls = []
         for number in range(50):
@@ -491,3 +515,19 @@ def test_without_the_sdk_the_command_names_the_extra(repo: Path, env: dict[str, 
         "error[mcp-not-installed]: memgit mcp needs the MCP SDK, which is not installed",
         "hint: install memgit with its mcp extra: pip install 'memgit[mcp]'",
     ]
+
+
+def test_the_doc_lists_every_tool_and_argument() -> None:
+    """docs/mcp.md's tool table has a row per tool naming each of its arguments, and
+    its configuration example is JSON that starts `memgit ... mcp`."""
+    from memgit.mcp.tools import TOOLS
+
+    text = MCP_DOC.read_text("utf-8")
+    rows = dict(re.findall(r"^\| `(memory_\w+)` \| (.*?) \|", text, re.MULTILINE))
+    assert list(rows) == [tool.name for tool in TOOLS]
+    for tool in TOOLS:
+        named = set(re.findall(r"`(\w+)`", rows[tool.name]))
+        assert set(tool.schema["properties"]) <= named, tool.name
+    (config,) = re.findall(r"^```json\n(.*?)^```$", text, re.S | re.M)
+    server = json.loads(config)["mcpServers"]["memgit"]
+    assert server["command"].endswith("memgit") and server["args"][-1] == "mcp"
