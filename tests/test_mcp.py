@@ -163,8 +163,15 @@ def gate_answer(units: list[dict[str, Any]], wanted: str, title: str) -> dict[st
     }
 
 
-def created(result: dict[str, Any]) -> list[dict[str, Any]]:
-    return [d for run in result["runs"] for d in run["decisions"] if d["action"] == "CREATE"]
+def created(result: dict[str, Any], repo: Path, words: str) -> list[dict[str, Any]]:
+    """The memories a process or propose result created whose file holds ``words``
+    (another test's turns may have been pending too)."""
+    return [
+        decision
+        for run in result["runs"]
+        for decision in run["decisions"]
+        if decision["action"] == "CREATE" and words in (repo / decision["path"]).read_text("utf-8")
+    ]
 
 
 def test_tools_and_resources_are_listed(host: Host) -> None:
@@ -205,7 +212,7 @@ def test_capture_then_process_with_the_rules_backend(host: Host, repo: Path) -> 
     again = host.ok("memory_capture", {"turn": turn("rules", STATEMENT)})
     assert again["duplicate"] and again["commit"] is None
     result = host.ok("memory_process", {"backend": "rules"})
-    (memory,) = [d for d in created(result) if "heron" in (repo / d["path"]).read_text("utf-8")]
+    (memory,) = created(result, repo, "heron")
     assert git(repo, "log", "-1", "--format=%(trailers:key=Memgit-Run,valueonly)").strip()
     found = host.ok("memory_recall", {"query": "what is the staging database called"})
     assert found["memories"][0]["id"] == memory["memory_id"]
@@ -227,7 +234,7 @@ def test_gate_prompt_and_propose_commit_a_memory(host: Host, repo: Path) -> None
     assert "evidence_bindings[0].claims[0].quote" in refused
     assert snapshot(repo) == before
     result = host.ok("memory_propose", {"gate_output": answer})
-    (decision,) = created(result)
+    (decision,) = created(result, repo, wanted)
     assert git(repo, "show", f"HEAD:{decision['path']}").count(wanted) == 2  # body and quote
     assert git(repo, "status", "--porcelain") == ""
 
@@ -244,7 +251,7 @@ def test_read_a_memory_and_a_capture_paged(host: Host, repo: Path) -> None:
         )
         pages.append(capture["text"])
     assert "".join(pages) == git(repo, "show", f"HEAD:{capture['path']}")
-    (memory,) = created(host.ok("memory_process", {"backend": "rules"}))
+    (memory,) = created(host.ok("memory_process", {"backend": "rules"}), repo, "Tuesday")
     read = host.ok("memory_read", {"id": memory["memory_id"]})
     assert read["path"] == memory["path"] and read["next_offset"] is None
     assert read["text"] == git(repo, "show", f"HEAD:{memory['path']}")
@@ -273,9 +280,9 @@ def test_a_resource_that_cannot_be_read_is_a_protocol_error(
     assert "memories" in host.ok("memory_map")
 
 
-def test_history_gives_log_and_blame(host: Host) -> None:
+def test_history_gives_log_and_blame(host: Host, repo: Path) -> None:
     host.ok("memory_capture", {"turn": turn("history", "Remember that lunch is at noon.")})
-    (memory,) = created(host.ok("memory_process", {"backend": "rules"}))
+    (memory,) = created(host.ok("memory_process", {"backend": "rules"}), repo, "noon")
     history = host.ok("memory_history", {"id": memory["memory_id"]})
     (log,) = history["memories"]
     assert log["id"] == memory["memory_id"] and log["active"]
