@@ -118,7 +118,7 @@ def _propose(repo: MemoryRepo, args: Arguments) -> Any:
             hint="a Gate answer is one JSON object for the units memory_gate_prompt showed",
         )
     return repo.process(
-        gate_output=answer, max_batches=1, include_rejected=args.get("include_rejected", False)
+        gate_output=answer, include_rejected=args.get("include_rejected", False)
     ).to_dict()
 
 
