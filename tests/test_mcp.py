@@ -538,3 +538,25 @@ def test_the_doc_lists_every_tool_and_argument() -> None:
     (config,) = re.findall(r"^```json\n(.*?)^```$", text, re.S | re.M)
     server = json.loads(config)["mcpServers"]["memgit"]
     assert server["command"].endswith("memgit") and server["args"][-1] == "mcp"
+
+
+def test_process_points_a_host_configured_repository_at_propose(repo_path: Path) -> None:
+    """With gate.backend: host, memory_process cannot ask anyone: it names the two tools
+    that let the agent answer, and writes nothing."""
+    from memgit import MemoryRepo
+    from memgit.errors import UsageError
+    from memgit.mcp.tools import TOOLS_BY_NAME
+
+    settings = repo_path / "memgit.yaml"
+    settings.write_text(
+        settings.read_text("utf-8").replace("backend: rules", "backend: host"), "utf-8"
+    )
+    git(repo_path, "commit", "-qam", "the agent answers the Gate")
+    before = snapshot(repo_path)
+    with MemoryRepo.open(repo_path) as memory, pytest.raises(UsageError) as caught:
+        TOOLS_BY_NAME["memory_process"].run(memory, {})
+    assert caught.value.render() == (
+        "error[usage]: backend: the configured Gate backend is host: the agent answers the "
+        "Gate itself\nhint: call memory_gate_prompt, then memory_propose with your answer"
+    )
+    assert snapshot(repo_path) == before
