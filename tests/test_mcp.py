@@ -560,3 +560,35 @@ def test_process_points_a_host_configured_repository_at_propose(repo_path: Path)
         "Gate itself\nhint: call memory_gate_prompt, then memory_propose with your answer"
     )
     assert snapshot(repo_path) == before
+
+
+def test_resources_are_listed_a_page_at_a_time(repo_path: Path) -> None:
+    """1,001 memories: the map and 1,000 on the first page, the last one on the next;
+    a cursor the server did not give is refused."""
+    import mcp_types as types
+
+    from memgit import MemoryRepo
+    from memgit.mcp.server import MemoryServer
+
+    folder = repo_path / "memories" / "user" / "ab"
+    folder.mkdir(parents=True)
+    for number in range(1001):
+        (folder / f"ab{number:04d}.md").write_text("x\n", "utf-8")
+    git(repo_path, "add", "memories")
+    git(repo_path, "commit", "-q", "--no-verify", "-m", "many memories")
+    server = MemoryServer(MemoryRepo.open(repo_path))
+    try:
+        first = asyncio.run(server.list_resources(None, None))  # type: ignore[arg-type]
+        assert len(first.resources) == 1001 and str(first.resources[0].uri) == "memgit://map"
+        assert first.next_cursor == "1000"
+        params = types.PaginatedRequestParams(cursor=first.next_cursor)
+        second = asyncio.run(server.list_resources(None, params))  # type: ignore[arg-type]
+        assert [str(r.uri) for r in second.resources] == ["memgit://memory/ab1000"]
+        assert second.next_cursor is None
+        for bogus in ("-1", "²", "x" * 20):
+            with pytest.raises(MCPError) as caught:
+                bad = types.PaginatedRequestParams(cursor=bogus)
+                asyncio.run(server.list_resources(None, bad))  # type: ignore[arg-type]
+            assert caught.value.error.message.startswith("error[invalid-argument]: resources/list")
+    finally:
+        server.close()

@@ -125,14 +125,20 @@ class MemoryServer:
         text = json.dumps(value, ensure_ascii=False, indent=1)
         return types.CallToolResult(
             content=[types.TextContent(text=text)],
-            structured_content=value if isinstance(value, dict) else {"result": value},
+            structured_content=value,
         )
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         cursor = params.cursor if params is not None else None
-        start = int(cursor) if cursor is not None and cursor.isdigit() else 0
+        if cursor is not None and not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 12):
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message="error[invalid-argument]: resources/list: cursor: is not a cursor "
+                "this server gave (pass nextCursor as it came)",
+            )
+        start = int(cursor) if cursor is not None else 0
 
         def page() -> list[str]:
             # One more than a page, to know whether another follows.

@@ -35,7 +35,7 @@ class Tool:
     name: str
     description: str
     schema: dict[str, Any]
-    run: Callable[[MemoryRepo, Arguments], Any]
+    run: Callable[[MemoryRepo, Arguments], dict[str, Any]]
     read_only: bool
 
 
@@ -76,11 +76,11 @@ _MEMORY_ID = {
 _INCLUDE_REJECTED = _flag("Ask again about the units of rejected review proposals.")
 
 
-def _map(repo: MemoryRepo, args: Arguments) -> Any:
+def _map(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     return repo.map(recent=args.get("recent", 10), terms=args.get("terms", 20)).to_dict()
 
 
-def _recall(repo: MemoryRepo, args: Arguments) -> Any:
+def _recall(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     return repo.recall(
         args["query"],
         k=args.get("k", 10),
@@ -94,21 +94,21 @@ def _recall(repo: MemoryRepo, args: Arguments) -> Any:
     ).to_dict()
 
 
-def _read(repo: MemoryRepo, args: Arguments) -> Any:
+def _read(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     found = repo.read(id=args.get("id"), path=args.get("path"))
     return found.page(args.get("offset", 0), args.get("limit", DEFAULT_READ_CHARS))
 
 
-def _capture(repo: MemoryRepo, args: Arguments) -> Any:
+def _capture(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     return repo.capture(args["turn"], source="memory_capture").to_dict()
 
 
-def _gate_prompt(repo: MemoryRepo, args: Arguments) -> Any:
+def _gate_prompt(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     request = repo.gate_prompt(include_rejected=args.get("include_rejected", False))
     return {"pending": False} if request is None else {"pending": True, **request.to_dict()}
 
 
-def _propose(repo: MemoryRepo, args: Arguments) -> Any:
+def _propose(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     answer = json.dumps(args["gate_output"], ensure_ascii=False)
     if len(answer.encode("utf-8")) > MAX_ANSWER_BYTES:
         raise InvalidInputError(
@@ -122,7 +122,7 @@ def _propose(repo: MemoryRepo, args: Arguments) -> Any:
     ).to_dict()
 
 
-def _process(repo: MemoryRepo, args: Arguments) -> Any:
+def _process(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     backend = args.get("backend") or repo.settings.gate.get("backend", "rules")
     if backend == "host":
         raise UsageError(
@@ -138,7 +138,7 @@ def _process(repo: MemoryRepo, args: Arguments) -> Any:
     ).to_dict()
 
 
-def _history(repo: MemoryRepo, args: Arguments) -> Any:
+def _history(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     memory_id = args["id"]
     rev = args.get("rev")
     histories = repo.log(memory_id, follow=args.get("follow", False))
