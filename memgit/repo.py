@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +12,7 @@ import pygit2
 from memgit.capture.inbox import CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.capture.turn import Turn
-from memgit.errors import UsageError
+from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
 from memgit.settings import Settings, read_config
 from memgit.settings_cache import cached_settings
@@ -29,9 +29,12 @@ if TYPE_CHECKING:
     from memgit.review.show import ProposalView
 
 if TYPE_CHECKING:
+    from memgit.demo import DemoResult
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
+    from memgit.files import TrackedFile
     from memgit.forget import Forgotten
+    from memgit.governance.verify import VerifyResult
     from memgit.history.blame import Blame
     from memgit.history.diff import MemoryDiff
     from memgit.history.select import Snapshot
@@ -82,6 +85,63 @@ class MemoryRepo:
         running it again is safe. ``install_hooks`` also installs the Git hooks (the
         CLI does by default)."""
         return init_repository(Path(path), install_hooks=install_hooks)
+
+    @classmethod
+    def verify(
+        cls,
+        path: str | Path = ".",
+        rev_range: str | None = None,
+        *,
+        all_history: bool = False,
+        commit_ids: Iterable[str] | None = None,
+        ref_updates: str | None = None,
+    ) -> VerifyResult:
+        """Run every governance check over the commits of one selection: ``rev_range``
+        (``A..B``, ``A...B`` or one revision's whole history; by default the branch
+        against its upstream), ``all_history``, ``commit_ids`` (as ``git rev-list``
+        prints them) or ``ref_updates`` (a push, ``old new refname`` lines as git
+        hands them to pre-receive). A class method like ``init``: it only reads
+        objects, so it also runs in a bare repository on a server, where there is
+        no memory repository to open."""
+        from memgit.governance.verify import (
+            commits_by_id,
+            parse_ref_updates,
+            resolve_commits,
+            verify_push,
+        )
+        from memgit.governance.verify import verify as run_verify
+        from memgit.store.repository import open_for_reading
+
+        chosen = [
+            name
+            for name, given in (
+                ("a range", rev_range is not None or all_history),
+                ("commit ids", commit_ids is not None),
+                ("ref updates", ref_updates is not None),
+            )
+            if given
+        ]
+        if len(chosen) > 1:
+            raise UsageError(
+                f"verify checks one selection of commits, not {' and '.join(chosen)}",
+                code="usage",
+                hint="pass a range (or --all), --commits-from or --ref-updates",
+            )
+        git = open_for_reading(Path(path))
+        finish_dead_writer(git)
+        if ref_updates is not None:
+            return verify_push(git, parse_ref_updates(ref_updates, source="--ref-updates"))
+        if commit_ids is not None:
+            return run_verify(git, commits_by_id(git, commit_ids))
+        return run_verify(git, resolve_commits(git, rev_range, all_history=all_history))
+
+    @classmethod
+    def demo(cls, path: str | Path | None = None) -> DemoResult:
+        """Build the demo repository (a new temporary folder by default): capture the
+        bundled conversation, process it with the rules Gate, recall what was stored."""
+        from memgit.demo import run_demo
+
+        return run_demo(Path(path) if path is not None else None)
 
     def close(self) -> None:
         """Close the derived store's connection (a long-running program's repositories;
@@ -386,6 +446,38 @@ class MemoryRepo:
 
         history, snap = load_snapshot(self.git, spec)
         return blame_memory(self.git, history, snap)
+
+    def read(self, *, id: str | None = None, path: str | None = None) -> TrackedFile:
+        """One committed file as HEAD holds it: a memory by ``id`` (a retired one: its
+        last version), a captured turn by its ``id`` ``source/session/seq``, or any
+        tracked file by ``path``. Reads Git objects only, never the file system."""
+        from memgit.files import TrackedFile, load_file, load_memory, turn_path
+
+        if path is not None and id is None:
+            return load_file(self.git, path)
+        if id is None or path is not None:
+            raise UsageError("name what to read by id or by path, not both", field="id")
+        if "/" in id:
+            captured = turn_path(id)
+            if captured is None:
+                raise InvalidInputError(
+                    f"{id[:80]!r} is neither a memory id nor a turn id",
+                    code="invalid-id",
+                    field="id",
+                    hint="a turn id is source/session/seq, as evidence units name it",
+                )
+            return load_file(self.git, captured)
+        found = load_memory(self.git, id)
+        if found is not None:
+            return found
+        snap = self.show(id)
+        return TrackedFile(path=snap.path, commit=snap.commit, blob=snap.blob, text=snap.text)
+
+    def memory_paths(self) -> Iterator[str]:
+        """The path of every active memory in HEAD, in tree order."""
+        from memgit.files import iter_memory_paths
+
+        return iter_memory_paths(self.git)
 
     def diff(self, memory_id: str, old: str | None = None, new: str | None = None) -> MemoryDiff:
         """Two versions of a memory: by default the one before the latest and the latest;

@@ -54,6 +54,7 @@ ONE_WORKER = {
     "tests/test_crash.py": "process-storms",
     "tests/test_process_crash.py": "process-storms",
     "tests/test_precommit_e2e.py": "pre-commit",
+    "tests/test_mcp.py": "mcp-server",
 }
 
 
@@ -68,9 +69,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadSco
     """Under ``-n 2`` the concurrency and SIGKILL tests share one worker, so two process
     storms never run at once on two cores and starve each other (the SIGKILL campaigns aim
     their kills by measured run times); the pre-commit tests share one too, so the hook
-    environment and consumer repositories are built once. xdist's ``loadgroup`` would say
-    this with marks, but on pytest 9.2 it silently groups nothing (it rewrites node ids,
-    which pytest 9.2 ignores: pytest-xdist issue 1386)."""
+    environment and consumer repositories are built once, and so do the MCP tests, so
+    their module's server starts once. xdist's ``loadgroup`` would say this with marks,
+    but on pytest 9.2 it silently groups nothing (it rewrites node ids, which pytest 9.2
+    ignores: pytest-xdist issue 1386)."""
     if config.getoption("dist") != "load":
         return None
     return OneWorkerScopes(config, log)

@@ -28,9 +28,9 @@ def demo(target: Path | None, as_json: bool) -> None:
     then recalls what was stored.
     The repository is kept so you can explore it with ordinary git commands.
     """
-    from memgit.demo import run_demo
+    from memgit.repo import MemoryRepo
 
-    result = run_demo(target)
+    result = MemoryRepo.demo(target)
     if as_json:
         emit_json(
             {

@@ -42,14 +42,7 @@ def log(directory: Path, memory_id: str, follow: bool, as_json: bool) -> None:
             {
                 "id": memory_id,
                 "follow": follow,
-                "memories": [
-                    {
-                        "id": history.memory_id,
-                        "active": history.active,
-                        "versions": [version.to_dict() for version in history.versions],
-                    }
-                    for history in histories
-                ],
+                "memories": [history.to_dict() for history in histories],
             }
         )
         return

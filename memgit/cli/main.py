@@ -32,6 +32,7 @@ COMMANDS = {
     "diff": "memgit.cli.diff:diff",
     "forget": "memgit.cli.forget:forget",
     "remember": "memgit.cli.remember:remember",
+    "mcp": "memgit.cli.mcp:mcp",
 }
 
 

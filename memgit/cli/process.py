@@ -67,16 +67,7 @@ def process(
     if print_prompt:
         request = repo.gate_prompt(include_rejected=include_rejected)
         if as_json:
-            emit_json(
-                None
-                if request is None
-                else {
-                    "system": request.system,
-                    "user": request.user,
-                    "digest": request.digest,
-                    "units": [unit.to_prompt() for unit in request.units],
-                }
-            )
+            emit_json(None if request is None else request.to_dict())
         elif request is None:
             click.echo("Nothing is pending.", err=True)
         else:

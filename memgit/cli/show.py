@@ -34,16 +34,4 @@ def show(directory: Path, spec: str, as_json: bool) -> None:
     if not as_json:
         click.echo(snap.text, nl=False)
         return
-    version = snap.version
-    emit_json(
-        {
-            "id": snap.memory_id,
-            "commit": snap.commit,
-            "date": snap.date,
-            "version": version.number if version is not None else None,
-            "change": version.change if version is not None else None,
-            "path": snap.path,
-            "blob": snap.blob,
-            "text": snap.text,
-        }
-    )
+    emit_json(snap.to_dict())

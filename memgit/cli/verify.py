@@ -55,17 +55,8 @@ def verify(
     (docs/ci.md).
     """
     from memgit.errors import UsageError
-    from memgit.governance.verify import (
-        MAX_COMMIT_LIST_BYTES,
-        MAX_REF_UPDATES_BYTES,
-        commits_by_id,
-        parse_ref_updates,
-        resolve_commits,
-        verify_push,
-    )
-    from memgit.governance.verify import verify as run_verify
-    from memgit.store.recovery import finish_dead_writer
-    from memgit.store.repository import open_for_reading
+    from memgit.governance.verify import MAX_COMMIT_LIST_BYTES, MAX_REF_UPDATES_BYTES
+    from memgit.repo import MemoryRepo
 
     if as_json and output_format not in (None, "json"):
         raise UsageError(
@@ -74,23 +65,28 @@ def verify(
             hint="pass one of them",
         )
     shown = "json" if as_json else (output_format or "text")
-    repo = open_for_reading(directory)
-    finish_dead_writer(repo)
-    if ref_updates is not None:
-        text = _read_list(ref_updates, "--ref-updates", MAX_REF_UPDATES_BYTES)
-        result = verify_push(repo, parse_ref_updates(text, source="--ref-updates"))
-    elif commits_from is not None:
-        text = _read_list(commits_from, "--commits-from", MAX_COMMIT_LIST_BYTES)
-        result = run_verify(repo, commits_by_id(repo, text.splitlines()))
-    else:
-        result = run_verify(repo, resolve_commits(repo, rev_range, all_history=all_history))
+    result = MemoryRepo.verify(
+        directory,
+        rev_range,
+        all_history=all_history,
+        commit_ids=(
+            _read_list(commits_from, "--commits-from", MAX_COMMIT_LIST_BYTES).splitlines()
+            if commits_from is not None
+            else None
+        ),
+        ref_updates=(
+            _read_list(ref_updates, "--ref-updates", MAX_REF_UPDATES_BYTES)
+            if ref_updates is not None
+            else None
+        ),
+    )
     if shown == "json":
         emit_json(result.to_dict())
     elif shown == "markdown":
-        from memgit.governance.summary import count_range, render_markdown
+        from memgit.governance.summary import render_markdown
 
         label = _range_label(rev_range, all_history, commits_from, ref_updates)
-        summary = render_markdown(result, count_range(repo, result.commits), range_label=label)
+        summary = render_markdown(result, range_label=label)
         click.echo(summary, nl=False)
     else:
         for finding in result.findings:

@@ -86,6 +86,15 @@ class GateRequest:
     def digest(self) -> str:
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
+    def to_dict(self) -> dict[str, Any]:
+        """As ``memgit process --print-prompt --json`` prints it."""
+        return {
+            "system": self.system,
+            "user": self.user,
+            "digest": self.digest,
+            "units": [unit.to_prompt() for unit in self.units],
+        }
+
 
 def _memory_context(memory: Memory) -> dict[str, Any]:
     body = memory.body if len(memory.body) <= 600 else memory.body[:600] + "..."

@@ -5,28 +5,14 @@ messages in it come from the pull request itself: a file may be named
 ``a|b<img src=x>`` or hold a newline or an ``@mention``. So every value in the
 comment is escaped for a table cell (:func:`escape_cell`): it can end no cell,
 start no line, open no tag, link, code span or emphasis, and notify nobody.
-The counts come from the trailers memgit writes on its own commits, so they
-cost one read of each commit's message.
+The counts are the result's (:mod:`memgit.governance.counts`).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
 
-import pygit2
-
-from memgit.constants import (
-    TRAILER_CAPTURED,
-    TRAILER_CREATED,
-    TRAILER_RETRACTED,
-    TRAILER_SUPERSEDED,
-    TRAILER_UPDATED,
-)
 from memgit.governance.verify import VerifyResult
-from memgit.trailers import parse_trailers
 
 MAX_ROWS = 200  # a forge's comment has a size limit (GitHub: 65,536 characters)
 # Inline Markdown: escapes, code spans, emphasis, links and images, strikethrough, cells.
@@ -36,36 +22,8 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RangeCounts:
-    """What the range's memgit commits say they did, from their trailers."""
-
-    commits: int
-    created: int = 0
-    updated: int = 0
-    superseded: int = 0
-    retracted: int = 0
-    captured: int = 0
-
-
-def count_range(repo: pygit2.Repository, commits: Iterable[str]) -> RangeCounts:
-    ids = list(commits)
-    keys: Counter[str] = Counter()
-    for oid in ids:
-        commit = repo[oid]
-        if isinstance(commit, pygit2.Commit):
-            keys.update(key for key, _ in parse_trailers(commit.message))
-    return RangeCounts(
-        commits=len(ids),
-        created=keys[TRAILER_CREATED],
-        updated=keys[TRAILER_UPDATED],
-        superseded=keys[TRAILER_SUPERSEDED],
-        retracted=keys[TRAILER_RETRACTED],
-        captured=keys[TRAILER_CAPTURED],
-    )
-
-
-def render_markdown(result: VerifyResult, counts: RangeCounts, *, range_label: str) -> str:
+def render_markdown(result: VerifyResult, *, range_label: str) -> str:
+    counts = result.counts
     verdict = "passed" if result.ok else "failed"
     lines = [
         f"## memgit verify: {verdict}",

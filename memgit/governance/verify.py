@@ -18,6 +18,7 @@ import pygit2
 from memgit.constants import MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
+from memgit.governance.counts import RangeCounts, count_range
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
 from memgit.governance.view import CommitView, view_of_commit
 from memgit.state.lookup import Lookup, TreeWalk
@@ -40,8 +41,12 @@ class Finding:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VerifyResult:
+    """The commits checked, oldest first, what was found in them, and what they did
+    (``counts``, for the pull-request summary; not part of ``to_dict``)."""
+
     commits: tuple[str, ...]
     findings: tuple[Finding, ...]
+    counts: RangeCounts
 
     @property
     def ok(self) -> bool:
@@ -159,9 +164,9 @@ def iter_findings(
 
 
 def verify(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> VerifyResult:
+    ids = tuple(str(commit.id) for commit in commits)
     return VerifyResult(
-        commits=tuple(str(commit.id) for commit in commits),
-        findings=tuple(iter_findings(repo, commits)),
+        commits=ids, findings=tuple(iter_findings(repo, commits)), counts=count_range(repo, ids)
     )
 
 
@@ -272,4 +277,5 @@ def verify_push(repo: pygit2.Repository, updates: list[RefUpdate]) -> VerifyResu
     ref updates'."""
     commits = pushed_commits(repo, updates)
     findings = (*iter_findings(repo, commits), *iter_ref_update_findings(repo, updates))
-    return VerifyResult(commits=tuple(str(c.id) for c in commits), findings=findings)
+    ids = tuple(str(c.id) for c in commits)
+    return VerifyResult(commits=ids, findings=findings, counts=count_range(repo, ids))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import pygit2
 
@@ -35,6 +36,20 @@ class Snapshot:
     blob: str
     text: str
     version: Version | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``memgit show --json`` prints it."""
+        version = self.version
+        return {
+            "id": self.memory_id,
+            "commit": self.commit,
+            "date": self.date,
+            "version": version.number if version is not None else None,
+            "change": version.change if version is not None else None,
+            "path": self.path,
+            "blob": self.blob,
+            "text": self.text,
+        }
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:

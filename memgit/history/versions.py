@@ -92,6 +92,13 @@ class MemoryHistory:
         """The versions that hold the file, newest first."""
         return tuple(version for version in self.versions if version.blob is not None)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.memory_id,
+            "active": self.active,
+            "versions": [version.to_dict() for version in self.versions],
+        }
+
 
 def locate(
     repo: pygit2.Repository, memory_id: str, hint: str | None = None

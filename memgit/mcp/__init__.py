@@ -1,0 +1,5 @@
+"""``memgit mcp``: a stdio MCP server over :class:`memgit.MemoryRepo` for agent hosts.
+
+Needs the optional ``mcp`` SDK (``pip install 'memgit[mcp]'``); nothing outside
+this package and ``memgit/cli/mcp.py`` imports it.
+"""
