@@ -185,6 +185,8 @@ def test_tools_and_resources_are_listed(host: Host) -> None:
         "memory_gate_prompt",
         "memory_propose",
         "memory_process",
+        "memory_remember",
+        "memory_forget",
         "memory_history",
     ]
     by_name = {tool.name: tool for tool in tools}
@@ -293,9 +295,30 @@ def test_history_gives_log_and_blame(host: Host, repo: Path) -> None:
     assert commit["quotes"][0]["quote"] == "Remember that lunch is at noon."
 
 
+def test_remember_then_forget(host: Host, repo: Path) -> None:
+    """What the user asks to keep is kept as said, checked like a run; forget removes it."""
+    made = host.ok(
+        "memory_remember",
+        {"text": "The release train leaves every second Thursday.", "scope": "project"},
+    )
+    memory = (repo / made["path"]).read_text("utf-8")
+    assert "scope: project" in memory and "every second Thursday" in memory
+    found = host.ok("memory_recall", {"query": "release train Thursday"})
+    assert made["memory_id"] in json.dumps(found)
+    gone = host.ok("memory_forget", {"ids": [made["memory_id"]]})
+    assert gone["memories"] == [{"id": made["memory_id"], "path": made["path"]}]
+    assert not (repo / made["path"]).exists()
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "expected"),
     [
+        pytest.param(
+            "memory_remember", {"text": "tiny"}, "error[invalid-text]: TEXT: ", id="short-text"
+        ),
+        pytest.param(
+            "memory_forget", {"ids": ["zzzzzzzzzzzz"]}, "error[unknown-memory]: ", id="no-memory"
+        ),
         pytest.param(
             "memory_recall",
             {"query": "x", "k": "ten"},

@@ -138,6 +138,16 @@ def _process(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     ).to_dict()
 
 
+def _remember(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
+    return repo.remember(
+        args["text"], title=args.get("title"), scope=args.get("scope"), kind=args.get("type")
+    ).to_dict()
+
+
+def _forget(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
+    return repo.forget(args["ids"], with_sources=args.get("with_sources", False)).to_dict()
+
+
 def _history(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     memory_id = args["id"]
     rev = args.get("rev")
@@ -302,6 +312,50 @@ TOOLS = (
             }
         ),
         run=_process,
+        read_only=False,
+    ),
+    Tool(
+        name="memory_remember",
+        description=(
+            "Store a statement the user asked you to remember, as it is: it is captured "
+            "as a user turn (secrets redacted) and made a memory quoting it, checked and "
+            "committed like any Gate run. Use it for what the user explicitly wants kept; "
+            "let memory_process judge ordinary conversation."
+        ),
+        schema=_object(
+            {
+                "text": _text("What to remember, 8 to 4,000 characters.", 4_000),
+                "title": _text("A title (default: the first line, cut at a word).", 200),
+                "scope": _text("A scope of memgit.yaml (default: its first)."),
+                "type": _text("A memory type of memgit.yaml (default: fact)."),
+            },
+            ("text",),
+        ),
+        run=_remember,
+        read_only=False,
+    ),
+    Tool(
+        name="memory_forget",
+        description=(
+            "Remove memories the user no longer wants from the branch, in one checked "
+            "commit (Git history keeps them; `memgit forget --purge` is for people). "
+            "with_sources also removes the captured turns only they quote."
+        ),
+        schema=_object(
+            {
+                "ids": {
+                    "type": "array",
+                    "items": _MEMORY_ID,
+                    "minItems": 1,
+                    "maxItems": 100,
+                    "uniqueItems": True,
+                    "description": "The ids of the memories to remove.",
+                },
+                "with_sources": _flag("Also remove the captures only these memories quote."),
+            },
+            ("ids",),
+        ),
+        run=_forget,
         read_only=False,
     ),
     Tool(
