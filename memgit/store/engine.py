@@ -203,6 +203,8 @@ def _publish_once(
         guard.check(repo, tree, tip, merged)
     if index is not None:
         check_untouched(repo, index, base_tree, change.files)
+        if not index.writer_holds_lock():
+            return None  # a git command holds the index: try again once it lets go
     new = _new_commit(repo, tip, tree_id, change, author_fallback)
     lock.write(
         {

@@ -13,7 +13,12 @@ them clean.
 The writer is started as soon as the entries have been read, before memgit moves the
 branch: from then on no other git command can read an index that lags behind the
 branch (a person's ``git commit`` waits for the lock and sees memgit's entries), and
-git has read the index on the other core by the time it is handed the entries.
+git has read the index on the other core by the time it is handed the entries. But
+``update-index`` reports a lock it could not take (a person's ``git add`` held it)
+only after reading all its input, which comes after the branch moved; so before the
+branch moves, :meth:`GitIndex.writer_holds_lock` looks at the writer's open files, and
+memgit tries again once the lock is free rather than move the branch under a lagging
+index.
 
 A large index is put in split mode (the entries in a shared file written rarely, the
 changes in a small ``.git/index``): 10 ms a write instead of 44 at 100k files
@@ -40,6 +45,9 @@ log = logging.getLogger(__name__)
 # From this size on the index is put in split mode after memgit's write.
 SPLIT_INDEX_BYTES = 1_000_000
 LOCK_WAIT = 5.0
+# How long the writer may take to start and take index.lock before memgit assumes it
+# found the lock held (a busy machine only costs a retry).
+WRITER_LOCK_WAIT = 0.5
 _NO_BLOB = "0" * 40
 
 
@@ -143,6 +151,29 @@ class GitIndex:
             else:
                 found[path] = pygit2.Oid(hex=blob.decode("ascii"))
         return found
+
+    def writer_holds_lock(self) -> bool:
+        """Whether the writer :meth:`staged` started holds ``index.lock`` now (True when
+        none was started). Read from the writer's open files under Linux's ``/proc``;
+        where there is none to read, True, as before memgit looked."""
+        if self._writer is None:
+            return True
+        process = self._writer[0]
+        fds = Path(f"/proc/{process.pid}/fd")
+        if not fds.is_dir():
+            return True
+        lock = os.path.realpath(Path(self.repo.path) / "index.lock")
+        deadline = time.monotonic() + WRITER_LOCK_WAIT
+        while process.poll() is None:
+            try:
+                if any(os.readlink(fds / fd) == lock for fd in os.listdir(fds)):
+                    return True
+            except OSError:
+                pass  # a descriptor closed between listing and reading it
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
+        return False
 
     def start_write(self, entries: Mapping[str, Entry | None]) -> None:
         """Hand the entries to ``git update-index`` (started now unless ``staged``
