@@ -272,10 +272,10 @@ def memory_contents(path: Path) -> list[tuple[str, str, str]]:
 def test_capturing_processing_and_recalling_at_once_decides_each_unit_once(
     repo_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """16 capture writers, 2 process loops and a recall loop at once: every acknowledged
+    """12 capture writers, 2 process loops and a recall loop at once: every acknowledged
     capture is in the tree, every unit is decided by exactly one run record, the memories
     are those one serial run makes of the same captures, and fsck and verify are clean."""
-    writers, per_writer = 16, 50
+    writers, per_writer = 12, 30
     monkeypatch.setenv("MEMGIT_LOCK_TIMEOUT", "120")  # fairness is not under test here
     go, captured = tmp_path / "go", tmp_path / "captured"
     writer_commands = [
