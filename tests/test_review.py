@@ -32,7 +32,7 @@ from test_process import (
     user_turn,
 )
 
-from memgit import MemoryRepo
+from memgit import MemgitError, MemoryRepo
 from memgit.memory import Memory
 
 from support import everything_git_keeps, git, memgit_cli, snapshot
@@ -540,3 +540,41 @@ def test_sync_records_the_refs_of_a_proposal_merged_on_the_host(
     remote_refs = git(remote, "for-each-ref", "--format=%(refname)", "refs/memgit/")
     assert f"refs/memgit/runs/{run_id}" in remote_refs and retired in remote_refs
     assert_verified(a)
+
+
+@pytest.mark.parametrize("verdict", ["approve", "reject"])
+def test_a_commit_pushed_to_the_proposal_while_it_is_decided_is_not_lost(
+    reviewed: tuple[Path, Memory], monkeypatch: pytest.MonkeyPatch, verdict: str
+) -> None:
+    """Approving or rejecting deletes the proposal branch. A commit someone pushed to it
+    after memgit read it (here, just before memgit publishes) is not the reviewed
+    proposal: nothing is published (ref-changed) and their commit stays on the branch."""
+    import memgit.review.approve
+    import memgit.review.reject
+    import memgit.store.engine
+
+    path, old = reviewed
+    run_id, _ = propose(path, old)
+    branch = f"{PROPOSALS}{run_id}"
+    tip, before_refs = head(path), git(path, "for-each-ref", "refs/memgit/")
+    pushed: list[str] = []
+
+    def someone_pushes_first(*args: Any, **kwargs: Any) -> Any:
+        tree = git(path, "rev-parse", f"{branch}^{{tree}}").strip()
+        commit = git(path, "commit-tree", tree, "-p", branch, "-m", "a fix-up").strip()
+        git(path, "update-ref", branch, commit)
+        pushed.append(commit)
+        return memgit.store.engine.publish(*args, **kwargs)
+
+    module = memgit.review.approve if verdict == "approve" else memgit.review.reject
+    monkeypatch.setattr(module, "publish", someone_pushes_first)
+    repo = MemoryRepo.open(path)
+    with pytest.raises(MemgitError) as refused:
+        if verdict == "approve":
+            repo.review_approve(run_id)
+        else:
+            repo.review_reject(run_id, reason="not now")
+    assert refused.value.code == "ref-changed"
+    assert git(path, "rev-parse", branch).strip() == pushed[0]
+    assert head(path) == tip
+    assert git(path, "for-each-ref", "refs/memgit/") == before_refs

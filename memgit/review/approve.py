@@ -156,15 +156,27 @@ def _merge(
     refs = _refs(proposal, commit)
     if base.id == tip.id:
         message = f"review: approve run {proposal.run_id}"
-        return Change(files=files, message=message, refs=refs, fast_forward=str(commit.id)), (
-            "fast-forward"
+        change = Change(
+            files=files,
+            message=message,
+            refs=refs,
+            expect=_reviewed(proposal),
+            fast_forward=str(commit.id),
         )
+        return change, "fast-forward"
     decisions = describe_decisions([_decision(d) for d in record.decisions])
     message = render_message(
         f"review: approve run {proposal.run_id} ({decisions})",
         [(TRAILER_APPROVED, proposal.run_id)],
     )
-    return Change(files=files, message=message, refs=refs, merged=(str(commit.id),)), "merge"
+    change = Change(
+        files=files,
+        message=message,
+        refs=refs,
+        expect=_reviewed(proposal),
+        merged=(str(commit.id),),
+    )
+    return change, "merge"
 
 
 def _replay(
@@ -208,7 +220,13 @@ def _replay(
         raise _stale(proposal, proposal.record_path, "has nothing left to decide on the branch")
     refs = {**change.refs, **_refs(proposal, None)}
     message = change.message.rstrip("\n") + f"\n{TRAILER_APPROVED}: {proposal.run_id}\n"
-    return replace(change, refs=refs, message=message)
+    return replace(change, refs=refs, message=message, expect=_reviewed(proposal))
+
+
+def _reviewed(proposal: Proposal) -> dict[str, str | None]:
+    """The proposal branch must still be at the commit reviewed when approval deletes it:
+    a commit pushed to it meanwhile is someone's work, not approved with the rest."""
+    return {proposal.ref: str(proposal.commit.id)}
 
 
 def _refs(proposal: Proposal, commit: pygit2.Commit | None) -> dict[str, str | None]:

@@ -65,7 +65,14 @@ def reject(lookup: Lookup, settings: Settings, run_id: str, reason: str) -> Reje
                 path=ref,
                 hint="`memgit review list --all` shows it",
             )
-        return Change(files={}, message=message, refs={proposal.ref: None}, allow_empty=True)
+        return Change(
+            files={},
+            message=message,
+            refs={proposal.ref: None},
+            # The branch deleted must be the one rejected, not a commit pushed to it since.
+            expect={proposal.ref: str(proposal.commit.id)},
+            allow_empty=True,
+        )
 
     result = publish(
         git,

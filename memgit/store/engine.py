@@ -50,13 +50,17 @@ class Change:
     brings in line), and ``message`` is only the reflog's.
 
     ``refs`` are set with the branch (``"HEAD"``: to the new commit; ``None``: deleted,
-    as an approved proposal's branch is). ``allow_empty`` commits even when the tree
-    stays the tip's: a commit that only records its message (a rejection's reason).
+    as an approved proposal's branch is). ``expect`` names refs that must still hold
+    these ids (``None``: not exist) when the refs move, compared under their locks, or
+    nothing is published (``ref-changed``): a proposal branch deleted on approval must
+    be the one reviewed. ``allow_empty`` commits even when the tree stays the tip's: a
+    commit that only records its message (a rejection's reason).
     """
 
     files: Mapping[str, bytes | None]
     message: str
     refs: Mapping[str, str | None] = field(default_factory=dict)
+    expect: Mapping[str, str | None] = field(default_factory=dict)
     merged: tuple[str, ...] = ()
     fast_forward: str | None = None
     allow_empty: bool = False
@@ -265,6 +269,22 @@ def _new_commit(
     return repo.create_commit(None, author, committer, change.message, tree_id, parents)
 
 
+def _check_expected(repo: pygit2.Repository, expect: Mapping[str, str | None]) -> None:
+    """Refuse (nothing is set: the transaction ends with the error) when a ref named in
+    ``expect`` no longer holds what the change was planned on."""
+    for name, wanted in expect.items():
+        ref = repo.references.get(name)
+        held = str(ref.target) if ref is not None else None
+        if held != wanted:
+            raise ConflictError(
+                f"{name} changed while memgit worked (it is at {held or 'nothing'}, "
+                f"was {wanted or 'nothing'}); nothing was published",
+                code="ref-changed",
+                path=name,
+                hint="someone else moved it meanwhile: look at it, then run the command again",
+            )
+
+
 def wait_for_git_lock(lock_file: Path) -> None:
     """Wait briefly (``REF_LOCK_WAIT``, read now) for a git command holding ``lock_file``."""
     deadline = time.monotonic() + REF_LOCK_WAIT
@@ -304,7 +324,7 @@ def _move_refs(
     The reflog entries name the repository's identity, as git's own would (pygit2
     1.21 cannot pass a signature to a transaction).
     """
-    names = [branch, *change.refs]
+    names = list(dict.fromkeys([branch, *change.refs, *change.expect]))
     message = _reflog_message(change.message)
     deadline = time.monotonic() + REF_LOCK_WAIT
     while True:
@@ -317,6 +337,7 @@ def _move_refs(
                     tip.id if tip is not None else None
                 ):
                     return False  # the transaction ends with nothing set: the locks go
+                _check_expected(repo, change.expect)
                 transaction.set_target(branch, new, None, message)
                 for name, target in change.refs.items():
                     if target is None:
