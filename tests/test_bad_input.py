@@ -1,7 +1,10 @@
 """Hostile, broken and oversized input is refused cleanly and changes nothing.
 
-Most cases run the real ``memgit capture`` command, since its stderr line and
-exit status are what users and agent hosts see. Every refusal must:
+The cases drive ``memgit capture`` as a user does, since its stderr line and exit
+status are what users and agent hosts see: the corpus and generated inputs through
+its command line run in process (``memgit_in_process``: the same parser and error
+boundary, without an interpreter's start per case), the others as the real program.
+Every refusal must:
 
 - print ``error[CODE]: PATH: FIELD: message`` as the first line of stderr,
   naming the input (``<stdin>``, ``FILE:LINE``, ``memgit.yaml``) and the field;
@@ -40,7 +43,7 @@ from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
 
-from support import bounded_cli, git, make_turn, memgit_cli, snapshot
+from support import bounded_cli, git, make_turn, memgit_cli, memgit_in_process, snapshot
 
 CORPUS = Path(__file__).parent / "corpus"
 ERRORS_DOC = Path(__file__).parents[1] / "docs" / "errors.md"
@@ -149,10 +152,10 @@ def test_invalid_turn_is_refused_and_changes_nothing(
     if case.suffix == ".jsonl":
         turns = tmp_path / case.name  # outside the repository
         turns.write_bytes(data)
-        done = memgit_cli("capture", "--file", str(turns), "--json", cwd=repo_path)
+        done = memgit_in_process("capture", "--file", str(turns), "--json", cwd=repo_path)
         where = f"{turns}:{expect.line}" if expect.line else str(turns)
     else:
-        done = memgit_cli("capture", "--json", cwd=repo_path, input=data)
+        done = memgit_in_process("capture", "--json", cwd=repo_path, input=data)
         where = "<stdin>"
     assert_refused(
         done, code=expect.code, path=where, field=expect.field, says=expect.says, as_json=True
@@ -164,7 +167,7 @@ def test_invalid_turn_is_refused_and_changes_nothing(
 def test_valid_turn_is_captured_and_reads_back(case: Path, repo_path: Path) -> None:
     """Each valid corpus turn is committed; the stored file is the same turn, Git is clean."""
     data = case.read_bytes()
-    done = memgit_cli("capture", "--json", cwd=repo_path, input=data)
+    done = memgit_in_process("capture", "--json", cwd=repo_path, input=data)
     assert done.returncode == 0, done.stderr.decode()
     result = json.loads(done.stdout)
     assert result["duplicate"] is False
@@ -182,7 +185,7 @@ def test_valid_json_lines_are_one_commit(case: Path, repo_path: Path) -> None:
     """A valid JSON Lines file (blank and CRLF lines included) is captured as one commit."""
     count = sum(1 for line in case.read_bytes().splitlines() if line.strip())
     head = git(repo_path, "rev-parse", "HEAD").strip()
-    done = memgit_cli("capture", "--file", str(case), "--json", cwd=repo_path)
+    done = memgit_in_process("capture", "--file", str(case), "--json", cwd=repo_path)
     assert done.returncode == 0, done.stderr.decode()
     result = json.loads(done.stdout)
     assert len(result["captures"]) == count
@@ -251,7 +254,7 @@ def test_generated_input_on_stdin_is_refused(
     """Binary, deep and oversized stdin input is refused by name, quickly, changing nothing."""
     data, expect = make()
     before = snapshot(repo_path)
-    done = memgit_cli("capture", cwd=repo_path, input=data)
+    done = memgit_in_process("capture", cwd=repo_path, input=data)
     assert_refused(done, code=expect.code, path="<stdin>", field=expect.field, says=expect.says)
     assert snapshot(repo_path) == before
 

@@ -23,9 +23,9 @@ def story(tmp_path: Path) -> Story:
 
 
 def cli_json(path: Path, *args: str) -> dict:
-    status, out, err = memgit_in_process("-C", str(path), *args, "--json")
-    assert status == 0, err
-    return dict(json.loads(out))
+    done = memgit_in_process("-C", str(path), *args, "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    return dict(json.loads(done.stdout))
 
 
 def git_follow(path: Path, file: str) -> list[str]:
@@ -235,19 +235,20 @@ def test_bad_input_names_the_problem_and_changes_nothing(story: Story) -> None:
         (("blame", f"{a}@1970-01-01"), "no-version", 2),
     ]
     for args, code, status in cases:
-        returned, out, err = memgit_in_process("-C", str(path), *args)
-        assert returned == status, (args, err)
+        done = memgit_in_process("-C", str(path), *args)
+        err = done.stderr.decode()
+        assert done.returncode == status, (args, err)
         first = err.splitlines()[0]
         assert first.startswith(f"error[{code}]: "), (args, err)
         assert "\x1b" not in err and "Traceback" not in err
         assert len(first) < 400, first
-        assert out == ""
-        _, as_json, _ = memgit_in_process("-C", str(path), *args, "--json")
-        assert json.loads(as_json)["error"]["code"] == code
+        assert done.stdout == b""
+        as_json = memgit_in_process("-C", str(path), *args, "--json")
+        assert json.loads(as_json.stdout)["error"]["code"] == code
     # The program itself says the same as its command line run in process.
     done = memgit_cli("-C", str(path), "show", f"{a}@v9")
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr.decode() == memgit_in_process("-C", str(path), "show", f"{a}@v9")[2]
+    assert done.stderr == memgit_in_process("-C", str(path), "show", f"{a}@v9").stderr
     assert snapshot(path) == before
 
 
