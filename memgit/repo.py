@@ -49,6 +49,7 @@ class CaptureOutcome:
     """The result of capturing one turn, as ``memgit capture --json`` prints it."""
 
     path: str
+    seq: int
     commit: str | None
     redactions: dict[str, int]
     duplicate: bool
@@ -56,6 +57,7 @@ class CaptureOutcome:
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
+            "seq": self.seq,
             "commit": self.commit,
             "redactions": self.redactions,
             "duplicate": self.duplicate,
@@ -104,11 +106,13 @@ class MemoryRepo:
         return Path(self.git.path)
 
     def capture(self, turn: TurnInput, *, source: str = "<api>") -> CaptureOutcome:
-        """Redact and commit one turn; the same turn again is a no-op."""
+        """Redact and commit one turn; the same turn again is a no-op. A turn without a
+        ``seq`` gets the next one of its session (the outcome's ``seq``)."""
         result = self.capture_many([turn], source=source)
         captured = result.turns[0]
         return CaptureOutcome(
             path=captured.path,
+            seq=captured.seq,
             commit=result.commit,
             redactions=captured.redactions,
             duplicate=captured.duplicate,
