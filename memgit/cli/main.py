@@ -31,6 +31,7 @@ COMMANDS = {
     "blame": "memgit.cli.blame:blame",
     "diff": "memgit.cli.diff:diff",
     "forget": "memgit.cli.forget:forget",
+    "install": "memgit.cli.install:install",
 }
 
 

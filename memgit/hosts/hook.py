@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-C", dest="directory", help=f"the memory repository (else ${REPO_ENV})")
     parser.add_argument("payload", nargs="?", help="codex: the notify JSON Codex appends")
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_intermixed_args(argv)
     except SystemExit as stop:  # argparse's usage error is status 2, which blocks Claude Code
         return NON_BLOCKING if stop.code else 0
     run: Callable[[MemoryRepo, str | None], int] = HOSTS[args.host]
