@@ -194,11 +194,13 @@ class MemoryRepo:
         ]
         from memgit.derived.lookup import IndexLookup
 
+        lookup = IndexLookup(self._recall_index())
         return capture_turns(
             self.git,
             parsed,
             origins=names,
-            lookup=IndexLookup(self._recall_index()),
+            lookup=lookup,
+            known_seq=lookup.highest_seq,
             author_fallback=self.settings.author,
             progress=progress,
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from test_concurrency import run_released_together
+from test_process import configure, cpath, days_later, open_repo, pending_units, unit
 
 from support import git, make_turn, memgit_cli, snapshot
 
@@ -93,6 +94,24 @@ def test_a_file_of_turns_without_seq_is_numbered_in_order(repo_path: Path) -> No
     captures = json.loads(done.stdout)["captures"]
     assert [c["seq"] for c in captures] == [0, 1, 2]
     assert git(repo_path, "ls-files", "inbox").count(".yaml") == 3
+
+
+def test_numbering_goes_on_after_retention_removed_the_session(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Retention took every capture of the session out of the tree: a new turn still gets
+    a seq no capture of the session ever had, so its units are not taken for the ones
+    old runs decided (they would never be asked about)."""
+    configure(repo_path, inbox={"retention_days": 30})
+    for text in ("Our CI runs on Fridays only.", "The office is closed on Mondays."):
+        capture(repo_path, unnumbered(text))
+    assert open_repo(repo_path).process().runs
+    days_later(monkeypatch, 31)
+    assert open_repo(repo_path).process().expired == (cpath(0), cpath(1))
+    assert git(repo_path, "ls-files", "inbox") == ""
+
+    assert capture(repo_path, unnumbered("Remember that I drink tea."))["seq"] == 2
+    assert pending_units(repo_path) == [unit(2)]
 
 
 def test_api_capture_reports_the_seq_given(memrepo: object) -> None:

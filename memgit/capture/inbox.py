@@ -73,6 +73,9 @@ class CaptureResult:
         }
 
 
+KnownSeq = Callable[[str], int | None]
+"""The highest seq a session's inbox folder ever held, as far as it is known."""
+
 Prepared = tuple[Turn, bytes, str]
 """A redacted turn, its capture file's bytes (without a seq line for a turn capture
 numbers), and where it came from."""
@@ -88,11 +91,14 @@ def capture_turns(
     lock_timeout: float | None = None,
     batch_size: int = CAPTURE_BATCH,
     progress: Callable[[int, int], None] | None = None,
+    known_seq: KnownSeq | None = None,
 ) -> CaptureResult:
     """Redact and commit ``turns``, ``batch_size`` per commit; ``origins[i]`` names where
     turn i came from. ``progress(done, total)`` is called after each batch. ``lookup``
     answers the checks (the tree itself without one). A turn without a seq is numbered
-    when its batch is planned, under the writer lock (see :func:`_numbered`)."""
+    when its batch is planned, under the writer lock (see :func:`_numbered`), past
+    ``known_seq(folder)`` too: the highest seq a session's folder ever had, captures
+    that left the tree included (the tree alone without it)."""
     guard = Governance(lookup if lookup is not None else TreeWalk(repo))
     prepared = _prepare(turns, origins)
     tip = _tip(repo)
@@ -106,6 +112,7 @@ def capture_turns(
         commit, outcomes = _commit_batch(
             repo,
             batch,
+            known_seq=known_seq,
             guard=guard,
             author_fallback=author_fallback,
             lock_timeout=lock_timeout,
@@ -131,6 +138,7 @@ def _commit_batch(
     repo: pygit2.Repository,
     batch: Sequence[Prepared],
     *,
+    known_seq: KnownSeq | None,
     guard: Governance,
     author_fallback: tuple[str, str] | None,
     lock_timeout: float | None,
@@ -145,7 +153,7 @@ def _commit_batch(
         taken: dict[tuple[str, str], int] = {}
         for turn, data, origin in batch:
             if turn.seq is None:
-                numbered, data, duplicate = _numbered(repo, tip, turn, data, taken)
+                numbered, data, duplicate = _numbered(repo, tip, turn, data, taken, known_seq)
             else:
                 numbered, duplicate = turn, _is_duplicate(repo, tip, turn, data, origin)
             outcomes.append((numbered, duplicate))
@@ -167,33 +175,42 @@ def _numbered(
     turn: Turn,
     data: bytes,
     taken: dict[tuple[str, str], int],
+    known_seq: KnownSeq | None,
 ) -> tuple[Turn, bytes, bool]:
     """Give a turn without a seq the next one of its session: one more than the highest
-    in ``tip``'s tree (or than ``taken``, the seqs this commit gives out already). The
+    in ``tip``'s tree (or than ``taken``, the seqs this commit gives out already, or
+    than ``known_seq``, which also knows the captures that left the tree). The
     planner runs under the writer lock on the tip it publishes on, so two writers never
     give out the same seq. A turn the session holds already, identical but for the seq
     (a host that sent the same event twice), is that capture: a duplicate.
 
     Returns the numbered turn, its file's bytes, and whether it is a duplicate."""
     session = (turn.source, turn.session)
-    existing = _session_seqs(repo, tip, turn)
+    folder = _session_folder(turn)
+    existing = _session_seqs(repo, tip, folder)
     for seq, blob_id in existing.items():
         blob = repo[blob_id]
         if isinstance(blob, pygit2.Blob) and blob.size == len(data) + len(f"seq: {seq}\n"):
             numbered = replace(turn, seq=seq)
             if blob.data == _render(numbered):
                 return numbered, blob.data, True
-    seq = max(taken.get(session, -1), max(existing, default=-1)) + 1
-    taken[session] = seq
+    floor = taken.get(session)
+    if floor is None:
+        known = known_seq(folder) if known_seq is not None else None
+        floor = max([-1 if known is None else known, *existing])
+    seq = taken[session] = floor + 1
     numbered = replace(turn, seq=seq)
     return numbered, _render(numbered), False
 
 
+def _session_folder(turn: Turn) -> str:
+    return capture_path(turn.source, turn.session, 0).rsplit("/", 1)[0]
+
+
 def _session_seqs(
-    repo: pygit2.Repository, tip: pygit2.Commit | None, turn: Turn
+    repo: pygit2.Repository, tip: pygit2.Commit | None, folder: str
 ) -> dict[int, pygit2.Oid]:
     """The seqs of the session's captures in ``tip``'s tree, with their blobs."""
-    folder = capture_path(turn.source, turn.session, 0).rsplit("/", 1)[0]
     if tip is None:
         return {}
     try:
