@@ -198,6 +198,11 @@ def test_a_hook_error_never_blocks_the_host(repo_path: Path, tmp_path: Path) -> 
         assert b"Traceback" not in done.stderr
     assert snapshot(repo_path) == before
 
+    # A broken hook command too: the usage error is memgit's line, and not status 2.
+    done = run_hook("claude-code", repo_path, "--no-such-option", event=b"{}")
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.decode().startswith("error[usage]: "), done.stderr
+
 
 def test_codex_notify_captures_the_turn_into_its_thread(repo_path: Path) -> None:
     configure(repo_path, gate={"backend": "host"})

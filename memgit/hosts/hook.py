@@ -24,7 +24,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from memgit.capture.read import read_limited
 from memgit.constants import CACHE_DIR
@@ -42,24 +42,38 @@ STDIN = "<stdin>"
 NOTIFY_ARGUMENT = "<notify argument>"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors raised as memgit's (it would print its own lines
+    and exit 2, which Claude Code takes for "block the prompt")."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, code="usage", hint=f"see `{self.prog} --help`")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memgit.hosts.hook")
-    parser.add_argument("host", choices=("claude-code", "codex", "turn"))
-    parser.add_argument("-C", dest="directory", help=f"the memory repository (else ${REPO_ENV})")
-    parser.add_argument("payload", nargs="?", help="codex: the notify JSON Codex appends")
+    args = list(sys.argv[1:] if argv is None else argv)
+    # Until the arguments are read, a failure is reported as the generic script's when
+    # it names that one, else in the way no host takes for blocking.
+    generic = "turn" in args
     try:
-        args = parser.parse_intermixed_args(argv)
-    except SystemExit as stop:  # argparse's usage error is status 2, which blocks Claude Code
-        return NON_BLOCKING if stop.code else 0
-    run: Callable[[MemoryRepo, str | None], int] = HOSTS[args.host]
-    try:
-        return run(_open(args.directory), args.payload)
+        parser = _Parser(prog="python -m memgit.hosts.hook")
+        parser.add_argument("host", choices=("claude-code", "codex", "turn"))
+        parser.add_argument(
+            "-C", dest="directory", help=f"the memory repository (else ${REPO_ENV})"
+        )
+        parser.add_argument("payload", nargs="?", help="codex: the notify JSON Codex appends")
+        parsed = parser.parse_intermixed_args(args)
+        generic = parsed.host == "turn"
+        run: Callable[[MemoryRepo, str | None], int] = HOSTS[parsed.host]
+        return run(_open(parsed.directory), parsed.payload)
     except MemgitError as err:
         print(err.render(), file=sys.stderr)
-        return int(err.exit_status) if args.host == "turn" else NON_BLOCKING
+        return int(err.exit_status) if generic else NON_BLOCKING
+    except SystemExit as stop:  # --help
+        return 0 if not stop.code else NON_BLOCKING
     except Exception as err:  # a hook never breaks the host, whatever went wrong
         print(f"error[internal]: {type(err).__name__}: {err}", file=sys.stderr)
-        return int(ExitStatus.INTERNAL) if args.host == "turn" else NON_BLOCKING
+        return int(ExitStatus.INTERNAL) if generic else NON_BLOCKING
 
 
 def _open(directory: str | None) -> MemoryRepo:

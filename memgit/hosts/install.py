@@ -33,8 +33,9 @@ from memgit.jsonio import parse_json
 
 BACKUP_SUFFIX = ".memgit-backup"
 CLAUDE_EVENTS = ("UserPromptSubmit", "Stop", "SessionStart")
-HOOK_TIMEOUT = 30
-"""Seconds Claude Code gives the hook: a capture waits at most this long for the lock."""
+HOOK_TIMEOUT = 60
+"""Seconds Claude Code gives the hook: more than a capture waits for the writer lock (30 s
+by default), so one waiting for a running process is not cut off before it commits."""
 HOOK_MODULE = "memgit.hosts.hook"
 _TABLE = re.compile(r"\s*\[")
 _NOTIFY = re.compile(r"\s*notify\s*=")
