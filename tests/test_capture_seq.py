@@ -96,6 +96,34 @@ def test_a_file_of_turns_without_seq_is_numbered_in_order(repo_path: Path) -> No
     assert git(repo_path, "ls-files", "inbox").count(".yaml") == 3
 
 
+def test_turns_with_and_without_seq_in_one_input_never_share_a_seq(repo_path: Path) -> None:
+    lines = repo_path.parent / "mixed.jsonl"
+    turns = [unnumbered("first, unnumbered"), make_turn(seq=0, content="given seq 0")]
+    lines.write_text("".join(json.dumps(t) + "\n" for t in turns), "utf-8")
+    done = memgit_cli("capture", "--file", str(lines), "--json", cwd=repo_path)
+    assert done.returncode == 0, done.stderr.decode()
+    assert [c["seq"] for c in json.loads(done.stdout)["captures"]] == [1, 0]
+    files = git(repo_path, "ls-files", "inbox").split()
+    assert len(files) == 2
+    contents = {
+        yaml.safe_load((repo_path / f).read_text())["messages"][0]["content"] for f in files
+    }
+    assert contents == {"first, unnumbered", "given seq 0"}
+
+
+def test_a_seq_given_later_in_the_input_is_kept_free_across_batches(memrepo: object) -> None:
+    """One turn per commit: the first, unnumbered, must not take the seq the second gives."""
+    from memgit import MemoryRepo
+    from memgit.capture.inbox import capture_turns
+    from memgit.capture.read import parse_turn
+
+    assert isinstance(memrepo, MemoryRepo)
+    turns = [unnumbered("first, unnumbered"), make_turn(seq=0, content="given seq 0")]
+    parsed = [parse_turn(turn, source="<api>") for turn in turns]
+    result = capture_turns(memrepo.git, parsed, origins=["<api>"] * 2, batch_size=1)
+    assert [t.seq for t in result.turns] == [1, 0] and len(result.commits) == 2
+
+
 def test_numbering_goes_on_after_retention_removed_the_session(
     repo_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -104,9 +104,14 @@ def capture_turns(
     guard = Governance(lookup if lookup is not None else TreeWalk(repo))
     prepared = _prepare(turns, origins)
     tip = _tip(repo)
+    # The highest seq given in the whole input for each session: a turn numbered by
+    # capture never takes one of them, in its batch or a later one's.
+    given: dict[tuple[str, str], int] = {}
     for turn, data, origin in prepared:
         if turn.seq is not None:
             _is_duplicate(repo, tip, turn, data, origin)
+            session = (turn.source, turn.session)
+            given[session] = max(given.get(session, -1), turn.seq)
     captured: list[CapturedTurn] = []
     commits: list[str] = []
     for start in range(0, len(prepared), batch_size):
@@ -114,6 +119,7 @@ def capture_turns(
         commit, outcomes = _commit_batch(
             repo,
             batch,
+            given=given,
             known_seq=known_seq,
             guard=guard,
             author_fallback=author_fallback,
@@ -140,19 +146,21 @@ def _commit_batch(
     repo: pygit2.Repository,
     batch: Sequence[Prepared],
     *,
+    given: dict[tuple[str, str], int],
     known_seq: KnownSeq | None,
     guard: Governance,
     author_fallback: tuple[str, str] | None,
     lock_timeout: float | None,
 ) -> tuple[str | None, list[tuple[Turn, bool]]]:
     """One commit of the batch's new turns (None if all were there), and each turn as
-    captured (numbered) with whether it was there already."""
+    captured (numbered) with whether it was there already; ``given`` is the highest seq
+    the input gives each session."""
     outcomes: list[tuple[Turn, bool]] = []
 
     def plan(tip: pygit2.Commit | None) -> Change | None:
         outcomes.clear()
         files: dict[str, bytes | None] = {}
-        taken: dict[tuple[str, str], int] = {}
+        taken = dict(given)
         for turn, data, origin in batch:
             if turn.seq is None:
                 numbered, data, duplicate = _numbered(repo, tip, turn, taken, known_seq)
@@ -179,8 +187,8 @@ def _numbered(
     known_seq: KnownSeq | None,
 ) -> tuple[Turn, bytes, bool]:
     """Give a turn without a seq the next one of its session: one more than the highest
-    in ``tip``'s tree (or than ``taken``, the seqs this commit gives out already, or
-    than ``known_seq``, which also knows the captures that left the tree). The
+    in ``tip``'s tree, in ``taken`` (the input's seqs and those given out already) and known to
+    ``known_seq`` (which also knows the captures that left the tree). The
     planner runs under the writer lock on the tip it publishes on, so two writers never
     give out the same seq. A turn the session holds already, identical but for the seq
     (a host that sent the same event twice), is that capture: a duplicate.
@@ -196,10 +204,8 @@ def _numbered(
     for seq, blob_id in existing.items():
         if pygit2.hash(at_zero.replace(_SEQ_ZERO, b"\nseq: %d\n" % seq, 1)) == blob_id:
             return replace(turn, seq=seq), read_blob(repo, blob_id), True
-    floor = taken.get(session)
-    if floor is None:
-        known = known_seq(folder) if known_seq is not None else None
-        floor = max([-1 if known is None else known, *existing])
+    known = known_seq(folder) if known_seq is not None else None
+    floor = max([taken.get(session, -1), -1 if known is None else known, *existing])
     seq = taken[session] = floor + 1
     numbered = replace(turn, seq=seq)
     return numbered, _render(numbered), False
