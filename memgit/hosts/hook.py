@@ -12,8 +12,8 @@ A hook must never break its host. Every failure, expected or not, is one
 ``error[...]`` line on stderr, and the exit status is the one the host treats as
 a non-blocking error (Claude Code: any status but 0 and 2; Codex ignores it).
 stdout carries only what the host reads: nothing, or the SessionStart JSON.
-Processing runs detached, so a slow Gate never holds the host up; its output
-goes to ``.git/memgit/host-process.log``.
+Processing runs detached, so a slow Gate never holds the host up; the last
+background run's output is in ``.git/memgit/host-process.log``.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def process_detached(repo: MemoryRepo) -> None:
         return
     log = repo.git_dir / CACHE_DIR / PROCESS_LOG
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as output:
+    with log.open("wb") as output:  # the last run's output: a log that never grows
         subprocess.Popen(
             [sys.executable, "-m", "memgit.cli.main", "-C", str(repo.workdir), "process"],
             stdin=subprocess.DEVNULL,
