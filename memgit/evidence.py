@@ -1,8 +1,9 @@
 """Turns -> evidence units, and exact quote lookup.
 
 The evidence boundary (DESIGN decision 3): only what the user wrote and
-complete tool or document observations can support a memory. Assistant text
-and cut-short observations are context, never evidence.
+complete tool or document observations can support a memory. Assistant text,
+system messages (the host's instructions to the agent, which the user did not
+say) and cut-short observations are context, never evidence.
 """
 
 from __future__ import annotations

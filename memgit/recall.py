@@ -227,7 +227,7 @@ class _Collector:
             found = search.capture_position(self.conn, capture)
             if found is None:
                 turn = self._turn_from_blob(capture, blob)
-                found = (turn.thread, turn.session, turn.seq) if turn else None
+                found = (turn.thread, turn.session, turn.number) if turn else None
             self._positions[capture] = found
         return self._positions[capture]
 
@@ -355,7 +355,7 @@ class _Collector:
         thread = self.options.exclude_thread
         if thread is None or thread not in (turn.thread, turn.session):
             return False
-        return turn.seq >= (self.options.from_turn or 0)
+        return turn.number >= (self.options.from_turn or 0)
 
     def _turn_hits(self, grouped: set[tuple[str, int]]) -> list[TurnHit]:
         """The best k turns that are no returned memory's source (those go with it)."""

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from memgit.history.diff import MemoryDiff
     from memgit.history.select import Snapshot
     from memgit.history.versions import MemoryHistory
+    from memgit.hosts.install import Installed
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
     from memgit.purge import Purged
@@ -53,6 +54,7 @@ class CaptureOutcome:
     """The result of capturing one turn, as ``memgit capture --json`` prints it."""
 
     path: str
+    seq: int
     commit: str | None
     redactions: dict[str, int]
     duplicate: bool
@@ -60,6 +62,7 @@ class CaptureOutcome:
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
+            "seq": self.seq,
             "commit": self.commit,
             "redactions": self.redactions,
             "duplicate": self.duplicate,
@@ -165,11 +168,13 @@ class MemoryRepo:
         return Path(self.git.path)
 
     def capture(self, turn: TurnInput, *, source: str = "<api>") -> CaptureOutcome:
-        """Redact and commit one turn; the same turn again is a no-op."""
+        """Redact and commit one turn; the same turn again is a no-op. A turn without a
+        ``seq`` gets the next one of its session (the outcome's ``seq``)."""
         result = self.capture_many([turn], source=source)
         captured = result.turns[0]
         return CaptureOutcome(
             path=captured.path,
+            seq=captured.seq,
             commit=result.commit,
             redactions=captured.redactions,
             duplicate=captured.duplicate,
@@ -251,11 +256,13 @@ class MemoryRepo:
         ]
         from memgit.derived.lookup import IndexLookup
 
+        lookup = IndexLookup(self._recall_index())
         return capture_turns(
             self.git,
             parsed,
             origins=names,
-            lookup=IndexLookup(self._recall_index()),
+            lookup=lookup,
+            known_seq=lookup.highest_seq,
             author_fallback=self.settings.author,
             progress=progress,
         )
@@ -372,6 +379,16 @@ class MemoryRepo:
         return index.status()
 
     # -- forget (memgit/forget.py, docs/history.md#memgit-forget) --------------
+
+    def install_host(
+        self, host: str, *, config_dir: str | Path | None = None, dry_run: bool = False
+    ) -> Installed:
+        """Merge memgit's hook for this repository into an agent host's configuration
+        (``claude-code`` or ``codex``; docs/hosts.md), idempotent, with a backup."""
+        from memgit.hosts.install import install
+
+        folder = Path(config_dir) if config_dir is not None else None
+        return install(host, self.workdir, config_dir=folder, dry_run=dry_run)
 
     def remember(
         self,

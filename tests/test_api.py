@@ -41,6 +41,7 @@ COMMAND_METHODS = {
     "diff": ("diff",),
     "forget": ("forget", "purge"),
     "remember": ("remember",),
+    "install": ("install_host",),
     # The MCP server is a door in front of the API (memgit/mcp/), not a method of it.
     "mcp": (),
 }

@@ -291,12 +291,13 @@ def test_capture_one_turn(repo_path: Path) -> None:
 
 
 def test_capture_json_output(repo_path: Path) -> None:
-    """--json prints path, commit, redactions and duplicate, matching what git shows."""
+    """--json prints path, seq, commit, redactions and duplicate, matching what git shows."""
     secret = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
     result = json.loads(
         ok(memgit_cli("capture", "--json", cwd=repo_path, input=turn_bytes(content=f"t {secret}")))
     )
-    assert set(result) == {"path", "commit", "redactions", "duplicate"}
+    assert set(result) == {"path", "seq", "commit", "redactions", "duplicate"}
+    assert result["seq"] == json.loads(turn_bytes())["seq"]
     assert result["commit"] == git(repo_path, "rev-parse", "HEAD").strip()
     assert result["redactions"] == {"github-token": 1}
     assert result["duplicate"] is False
@@ -360,7 +361,7 @@ def test_capture_file_json_output_and_duplicates(repo_path: Path, tmp_path: Path
     result = json.loads(ok(memgit_cli("capture", "--file", str(turns), "--json", cwd=repo_path)))
     assert result["commit"] == git(repo_path, "rev-parse", "HEAD").strip()
     assert [c["duplicate"] for c in result["captures"]] == [True, False]
-    assert set(result["captures"][0]) == {"path", "redactions", "duplicate"}
+    assert set(result["captures"][0]) == {"path", "seq", "redactions", "duplicate"}
     trailers = git(repo_path, "log", "-1", "--format=%(trailers:key=Memgit-Captured,valueonly)")
     assert trailers.split() == ["test-agent/s1/1"]
     before = snapshot(repo_path)

@@ -235,7 +235,15 @@ def test_gate_prompt_and_propose_commit_a_memory(host: Host, repo: Path) -> None
     assert refused.startswith("error[")
     assert "evidence_bindings[0].claims[0].quote" in refused
     assert snapshot(repo) == before
-    result = host.ok("memory_propose", {"gate_output": answer})
+    # An answer to another prompt (captures arrived since) is refused, nothing changed.
+    stale = {**answer, "prompt_digest": "sha256:" + "0" * 64}
+    assert host.error("memory_propose", {"gate_output": stale}).startswith(
+        "error[prompt-changed]: "
+    )
+    assert snapshot(repo) == before
+    result = host.ok(
+        "memory_propose", {"gate_output": {**answer, "prompt_digest": prompt["digest"]}}
+    )
     (decision,) = created(result, repo, wanted)
     assert git(repo, "show", f"HEAD:{decision['path']}").count(wanted) == 2  # body and quote
     assert git(repo, "status", "--porcelain") == ""

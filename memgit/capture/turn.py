@@ -15,8 +15,6 @@ from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import parse_yaml, render_yaml
 
-ROLES = ("user", "assistant", "tool")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
@@ -41,11 +39,14 @@ class Turn:
     and ``blob``: where it read the turn; the strict parser sets neither, so its
     :attr:`path` is where the file belongs). Rows read back from the index hold
     no messages.
+
+    ``seq`` is None only for a turn handed to capture without one: capture numbers it,
+    under the writer lock, before anything asks for its :attr:`path` or :attr:`key`.
     """
 
     source: str
     session: str
-    seq: int
+    seq: int | None
     timestamp: str
     messages: tuple[Message, ...]
     thread: str | None = None
@@ -58,18 +59,27 @@ class Turn:
         """The file it was read from, else the one its source, session and seq name."""
         if self.file is not None:
             return self.file
-        return capture_path(self.source, self.session, self.seq)
+        return capture_path(self.source, self.session, self.number)
 
     @property
     def key(self) -> str:
         """``source/session/seq``: the turn's identity, as in the Memgit-Captured trailer."""
-        return f"{self.source}/{self.session}/{self.seq}"
+        return f"{self.source}/{self.session}/{self.number}"
+
+    @property
+    def number(self) -> int:
+        """The seq of a numbered turn (every turn read from a capture file is one)."""
+        if self.seq is None:
+            raise ValueError("the turn has no seq yet: capture numbers it")
+        return self.seq
 
     def to_dict(self) -> dict[str, Any]:
         """The capture file's content."""
         data = json_fields(self, "source", "session", "seq", "timestamp", "thread", "messages")
         if self.thread is None:
             del data["thread"]
+        if self.seq is None:
+            del data["seq"]
         if self.redactions:
             data["redactions"] = dict(sorted(self.redactions.items()))
         return data
@@ -113,7 +123,7 @@ def _turn_from_checked(data: dict[str, Any]) -> Turn:
     return Turn(
         source=data["source"],
         session=data["session"],
-        seq=data["seq"],
+        seq=data.get("seq"),
         timestamp=data["timestamp"],
         thread=data.get("thread"),
         messages=messages,

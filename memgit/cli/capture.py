@@ -30,7 +30,8 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
        "messages": [{"role": "user", "content": "..."},
                     {"role": "tool", "name": "bash", "content": "...", "complete": true}]}
 
-    Secrets are redacted before anything is written. Capturing the same turn
+    Without "seq", the turn gets the next seq of its session. Secrets are
+    redacted before anything is written. Capturing the same turn
     again is a no-op; the same (source, session, seq) with other content is an
     error and nothing is overwritten.
     """

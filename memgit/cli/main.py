@@ -33,6 +33,7 @@ COMMANDS = {
     "forget": "memgit.cli.forget:forget",
     "remember": "memgit.cli.remember:remember",
     "mcp": "memgit.cli.mcp:mcp",
+    "install": "memgit.cli.install:install",
 }
 
 

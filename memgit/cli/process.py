@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 @click.option(
     "--print-prompt",
     is_flag=True,
-    help="Print what the Gate is asked for the next batch (units included) and exit.",
+    help="Print what the Gate is asked for the next batch (units included) and its "
+    "digest, which a --gate-output answer names as prompt_digest, and exit.",
 )
 @click.option("--max-batches", type=click.IntRange(min=1), help="Stop after this many runs.")
 @click.option(
@@ -61,6 +62,7 @@ def process(
     open or rejected proposals are not asked about again.
     """
     from memgit.apply import describe_decisions
+    from memgit.gate.backends.host import named_digest
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
@@ -72,10 +74,21 @@ def process(
             click.echo("Nothing is pending.", err=True)
         else:
             click.echo(request.text, nl=False)
+            click.echo(
+                "\nAnswering with --gate-output (the host backend)? Name this prompt in "
+                f'the JSON object: "prompt_digest": "{request.digest}"'
+            )
         return
     answer = None
     if gate_output is not None:
         answer = _read_answer(gate_output)
+        if named_digest(answer.decode("utf-8", "replace")) is None:
+            click.echo(
+                "warning: the Gate answer names no prompt_digest, so memgit cannot tell "
+                "whether captures arrived since its prompt was printed; --print-prompt "
+                "shows the digest to name",
+                err=True,
+            )
     result = _run(repo, backend, answer, max_batches, include_rejected, quiet=as_json)
     if as_json:
         emit_json(result.to_dict())

@@ -91,6 +91,18 @@ class IndexLookup:
             rows += [row for row in self._changed_rows(runs) if row.unit_id in wanted]
         return {(row.record, row.blob) for row in rows}
 
+    def highest_seq(self, folder: str) -> int | None:
+        """The highest seq of the captures the store holds in a session's inbox folder
+        (``inbox/<source>/<shard>/<session>``): those of its tree and those retention or a
+        person removed, which recall keeps as archived. Capture numbers past it, so a
+        removed capture's path and unit ids are never given to another turn."""
+        with self._read() as (conn, _):
+            row = conn.execute(
+                "SELECT MAX(seq) FROM message WHERE path >= ? AND path < ?",
+                (f"{folder}/", f"{folder}0"),  # "0" is the character after "/"
+            ).fetchone()
+        return int(row[0]) if row is not None and row[0] is not None else None
+
     def memory_paths(self, tree: pygit2.Tree, memory_id: str) -> list[str]:
         with self._read() as (conn, stamp):
             changed = self._changes(stamp, tree, MEMORIES_DIR)

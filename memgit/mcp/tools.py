@@ -273,7 +273,9 @@ TOOLS = (
         description=(
             "Answer the Gate yourself (the host backend): submit the JSON object "
             "{candidates, coverage, evidence_bindings} for the units memory_gate_prompt "
-            "showed. It is checked like any Gate's answer; a refused answer writes "
+            'showed, with its "prompt_digest": the digest memory_gate_prompt gave (an '
+            "answer to an older prompt is refused with prompt-changed: ask for the prompt "
+            "again). It is checked like any Gate's answer; a refused answer writes "
             "nothing and returns every problem, so correct it and propose again."
         ),
         schema=_object(
