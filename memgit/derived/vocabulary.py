@@ -113,14 +113,19 @@ class Stemmer:
 
     def _read(self, words: list[str]) -> dict[str, tuple[str, ...]]:
         found: dict[int, list[str]] = defaultdict(list)
-        self._conn.execute("DELETE FROM word")
-        self._conn.executemany(
-            "INSERT INTO word(rowid, w) VALUES (?, ?)", list(enumerate(words, 1))
-        )
-        for doc, term in self._conn.execute(
-            "SELECT doc, term FROM word_token ORDER BY doc, offset"
-        ):
-            found[doc].append(term)
+        # One transaction, rolled back: FTS5 then keeps the rows in memory instead of
+        # writing a segment per row, and the table is empty again afterwards.
+        self._conn.execute("BEGIN")
+        try:
+            self._conn.executemany(
+                "INSERT INTO word(rowid, w) VALUES (?, ?)", list(enumerate(words, 1))
+            )
+            for doc, term in self._conn.execute(
+                "SELECT doc, term FROM word_token ORDER BY doc, offset"
+            ):
+                found[doc].append(term)
+        finally:
+            self._conn.execute("ROLLBACK")
         return {word: tuple(found[number]) for number, word in enumerate(words, 1)}
 
 
@@ -140,6 +145,10 @@ class Vocabulary:
         self.groups = tuple(groups)
         self.stemmer = stemmer
         entries = []
+        every = [
+            w for g in self.groups for text in (*g.words, *g.kinds) for w in iter_query_words(text)
+        ]
+        stemmer.tokens(every)  # one pass for the whole file; each entry then reads the cache
         for number, group in enumerate(self.groups):
             for kind, texts in ((False, group.words), (True, group.kinds)):
                 for text in texts:
