@@ -153,7 +153,8 @@ class _Collector:
         self.memory_match = query.fts(search.MEMORY_TEXT_COLUMNS)
         self.scale = query.score_scale
         self.filters = search.Filters(scope=options.scope, type=options.type)
-        self.highlighter = Highlighter(query.terms)
+        added = [word for expansion in query.expansions for word in expansion.phrase.split()]
+        self.highlighter = Highlighter([*query.terms, *added])
         # Terms known to occur in each table because a hit matched them.
         self._seen: dict[str, set[str]] = {"memory": set(), "message": set(), "retired": set()}
         self._absent: set[str] = set()  # tables known to be empty

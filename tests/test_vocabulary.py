@@ -192,3 +192,13 @@ def test_a_recall_vocabulary_setting_that_is_not_a_boolean_is_refused(repo_path:
     done = memgit_cli("recall", "pytest", cwd=repo_path)
     assert done.returncode == 3
     assert b"recall.vocabulary" in done.stderr
+
+
+def test_the_snippet_shows_the_term_that_matched_through_the_vocabulary(repo_path: Path) -> None:
+    filler = " ".join(f"note{number}" for number in range(80))
+    write_memory(
+        repo_path, memory("target000001", "Checks", f"{filler} We run pytest before merging.\n")
+    )
+    commit_all(repo_path)
+    hit = MemoryRepo.open(repo_path).recall("which test framework").memories[0]
+    assert "pytest" in hit.snippet and "note0 " not in hit.snippet

@@ -64,7 +64,9 @@ def recall(
     Memories are ranked by BM25 over title, tags and body (English is stemmed,
     Chinese and Japanese are split into character pairs); captured turns are
     ranked separately, as raw evidence. Each memory comes with the path and
-    commit it was last changed in, and its sources.
+    commit it was last changed in, and its sources. Words of the recall
+    vocabulary bring in related terms at half weight ("test framework" also
+    finds pytest); hits say what matched that way (docs/recall.md).
 
     A miss explains itself: the trace names query words found nowhere,
     matches hidden by --scope/--type, and retired memories that matched,
