@@ -170,7 +170,7 @@ class TurnHit:
     message itself (or its speaker or tool name); ``context_terms`` those found
     only in the messages just before or after it, which also count towards its
     rank. ``expanded_terms`` are the terms the recall vocabulary added that the
-    message or the messages around it hold. ``removed_in`` is the commit that
+    message itself (or its name) holds. ``removed_in`` is the commit that
     removed an archived capture from the inbox (None while it is in the tree).
     """
 

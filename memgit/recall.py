@@ -167,17 +167,10 @@ class _Collector:
         retired_terms = self._matched("retired", retired_rows)
         for table, found in (("memory", terms), ("retired", retired_terms)):
             self._seen[table].update(term for hit in found.values() for term in hit)
-        added = self._expanded("memory", rows)
-        memories = [
-            self._memory_hit(row, terms.get(row.rowid, []), added.get(row.rowid, []))
-            for row in rows
-        ]
+        memories = [self._memory_hit(row, terms.get(row.rowid, [])) for row in rows]
         if self.options.include_retired:
-            added = self._expanded("retired", retired_rows)
             memories += [
-                self._memory_hit(
-                    row, retired_terms.get(row.rowid, []), added.get(row.rowid, []), retired=True
-                )
+                self._memory_hit(row, retired_terms.get(row.rowid, []), retired=True)
                 for row in retired_rows
             ]
             memories.sort(key=lambda hit: -hit.score)
@@ -259,12 +252,7 @@ class _Collector:
             return None
 
     def _memory_hit(
-        self,
-        row: search.MemoryRow,
-        terms: list[str],
-        expanded: list[str],
-        *,
-        retired: bool = False,
+        self, row: search.MemoryRow, terms: list[str], *, retired: bool = False
     ) -> MemoryHit:
         memory = row.memory
         uncommitted = not retired and memory.path in self.snap.files
@@ -282,7 +270,7 @@ class _Collector:
             snippet=snippet,
             score=row.score / self.scale,
             matched_terms=tuple(terms),
-            expanded_terms=tuple(expanded),
+            expanded_terms=self._added_in(memory.title, *memory.tags, body or ""),
             commit=commit,
             uncommitted=uncommitted,
             retired=retired,
@@ -403,7 +391,6 @@ class _Collector:
         )
         for found in (terms, around):
             self._seen["message"].update(term for hit in found.values() for term in hit)
-        added = self._expanded("message", rows)
         texts = search.message_texts(self.conn, ids)
         hits = []
         for row in rows:
@@ -420,7 +407,7 @@ class _Collector:
                     score=row.score / self.scale,
                     matched_terms=tuple(terms[row.rowid]),
                     context_terms=tuple(t for t in around[row.rowid] if t not in terms[row.rowid]),
-                    expanded_terms=tuple(added.get(row.rowid, ())),
+                    expanded_terms=self._added_in(text or "", row.message.name or ""),
                     uncommitted=row.turn.path in self.snap.files,
                     removed_in=row.archived,
                 )
@@ -442,18 +429,13 @@ class _Collector:
     def _matched(self, table: str, rows: list[Any]) -> dict[int, list[str]]:
         return search.matched_terms(self.conn, table, self.query.terms, [r.rowid for r in rows])
 
-    def _expanded(self, table: str, rows: list[Any]) -> dict[int, list[str]]:
-        """For each row, the terms the vocabulary added that it matched (as the vocabulary
-        writes them), in the order they were added."""
-        expansions = self.query.expansions
-        if not expansions or not rows:
-            return {}
-        term = {expansion.phrase: expansion.term for expansion in expansions}
-        columns = search.MEMORY_TEXT_COLUMNS if table != "message" else ()
-        found = search.matched_terms(
-            self.conn, table, list(term), [row.rowid for row in rows], columns=columns
-        )
-        return {rowid: [term[phrase] for phrase in phrases] for rowid, phrases in found.items()}
+    def _added_in(self, *texts: str) -> tuple[str, ...]:
+        """The terms the vocabulary added that ``texts`` (a hit's columns) hold. Read from
+        the text recall already has, through the index's tokenizer: asking FTS5 costs a
+        scan of each added term's whole posting list, and added terms are common words."""
+        if not self.query.expansions:
+            return ()
+        return vocabulary.found_in(self.query.expansions, texts)
 
     def _trace(
         self,

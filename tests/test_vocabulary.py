@@ -17,7 +17,7 @@ from memgit.derived.vocabulary import expand, load_vocabulary, parse_vocabulary
 from memgit.errors import InvalidInputError
 from memgit.repo import MemoryRepo
 
-from recall_fixtures import commit_all, ids, memory, write_memory
+from recall_fixtures import commit_all, ids, memory, turn, write_memory
 from support import git, memgit_cli
 
 FILLER = (
@@ -202,3 +202,17 @@ def test_the_snippet_shows_the_term_that_matched_through_the_vocabulary(repo_pat
     commit_all(repo_path)
     hit = MemoryRepo.open(repo_path).recall("which test framework").memories[0]
     assert "pytest" in hit.snippet and "note0 " not in hit.snippet
+
+
+def test_a_captured_turn_says_which_added_terms_it_holds(repo_path: Path) -> None:
+    """In the message itself, in English and Chinese; not for a turn that only sits
+    next to one (its context counts towards its rank, unlisted)."""
+    repo = repo_with(repo_path)
+    repo.capture(turn(0, "Our unit tests run under vitest."))
+    repo.capture(turn(1, "ok", session="s1"))
+    repo.capture(turn(0, "线上用的是 MySQL 8。", session="s2"))
+    pack = repo.recall("which test framework")
+    found = {hit.turn.seq: hit.expanded_terms for hit in pack.turns if hit.turn.session == "s1"}
+    assert found[0] == ("unit test", "vitest") and found.get(1, ()) == ()
+    pack = repo.recall("数据库")
+    assert [hit.expanded_terms for hit in pack.turns] == [("mysql",)]

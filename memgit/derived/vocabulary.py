@@ -190,6 +190,25 @@ class Vocabulary:
                 added[entry.phrase] = Expansion(term=entry.text, phrase=entry.phrase, source=source)
         return replace(query, expansions=tuple(added.values()))
 
+    def found_in(self, expansions: Sequence[Expansion], texts: Iterable[str]) -> tuple[str, ...]:
+        """The terms of ``expansions`` that occur in one of ``texts`` as the index would
+        match them (a phrase within one text, its words in order)."""
+        spoken = [
+            tuple(t for found in self.stemmer.tokens(iter_query_words(text)) for t in found)
+            for text in texts
+        ]
+        found = []
+        for expansion in expansions:
+            wanted = tuple(t for w in self.stemmer.tokens(expansion.phrase.split()) for t in w)
+            if wanted and any(_holds(tokens, wanted) for tokens in spoken):
+                found.append(expansion.term)
+        return tuple(found)
+
+
+def _holds(tokens: tuple[str, ...], wanted: tuple[str, ...]) -> bool:
+    size = len(wanted)
+    return any(tokens[start : start + size] == wanted for start in range(len(tokens) - size + 1))
+
 
 @functools.cache
 def load_vocabulary() -> Vocabulary:
@@ -201,3 +220,8 @@ def load_vocabulary() -> Vocabulary:
 def expand(query: Query) -> Query:
     """``query`` with the shipped vocabulary's terms added."""
     return load_vocabulary().expand(query)
+
+
+def found_in(expansions: Sequence[Expansion], texts: Iterable[str]) -> tuple[str, ...]:
+    """:meth:`Vocabulary.found_in` with the shipped vocabulary's tokenizer."""
+    return load_vocabulary().found_in(expansions, texts)
