@@ -216,3 +216,17 @@ def test_a_captured_turn_says_which_added_terms_it_holds(repo_path: Path) -> Non
     assert found[0] == ("unit test", "vitest") and found.get(1, ()) == ()
     pack = repo.recall("数据库")
     assert [hit.expanded_terms for hit in pack.turns] == [("mysql",)]
+
+
+def test_the_stemmer_answers_after_its_cache_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Words it knew before the cache was emptied are looked up again, not lost."""
+    from memgit.derived import vocabulary
+
+    monkeypatch.setattr(vocabulary, "_MAX_CACHED_WORDS", 3)
+    stemmer = vocabulary.Stemmer()
+    assert stemmer.tokens(["testing", "databases"]) == [("test",), ("databas",)]
+    assert stemmer.tokens(["testing", "editors", "frameworks"]) == [
+        ("test",),
+        ("editor",),
+        ("framework",),
+    ]

@@ -108,6 +108,7 @@ class Stemmer:
             if missing:
                 if len(self._known) + len(missing) > _MAX_CACHED_WORDS:
                     self._known.clear()
+                    missing = list(dict.fromkeys(words))
                 self._known.update(self._read(missing))
             return [self._known[word] for word in words]
 
