@@ -461,12 +461,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-standin", action="store_true", help="skip the stand-in command-backend pipeline"
     )
+    parser.add_argument(
+        "--vocabulary",
+        action="store_true",
+        help="recall every question with the recall vocabulary on and off, in one run",
+    )
     args = parser.parse_args(argv)
     data = json.loads(args.data.read_text("utf-8"))[: args.limit]
     if args.ablation:
         from locomo_ablation import run_ablation
 
         run_ablation(data, build_corpus, evaluate)
+        return 0
+    if args.vocabulary:
+        from locomo_vocabulary import run_vocabulary
+
+        result = run_vocabulary(data, sys.modules[__name__], captions=not args.no_captions)
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(result, indent=2, default=list), "utf-8")
         return 0
     captions = not args.no_captions
     report: dict[str, Any] = {"tuning": {}}

@@ -3,8 +3,9 @@
 Each row turns one more feature on, from FTS5's BM25 over the raw words up to
 memgit as shipped. Features are switched off by patching memgit's internals in
 this process only (the tokenizer in the schema, the stop-word list, the speaker
-and context columns, the column weights), then rebuilding each index. The last
-row uses memgit unpatched; it must equal ``bench/locomo.py``'s main result.
+and context columns, the column weights, the recall vocabulary), then rebuilding
+each index. The last row uses memgit unpatched; it must equal
+``bench/locomo.py``'s main result.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memgit.derived import database, refresh, rows, search, tokens
+from memgit.derived import database, refresh, rows, search, tokens, vocabulary
 
 ORIGINAL = {
     "schema": database._SCHEMA,
@@ -23,6 +24,7 @@ ORIGINAL = {
     "read_capture": refresh.read_capture,
     "context": rows.CONTEXT_CHARS,
     "weights": search.MESSAGE_WEIGHTS,
+    "expand": vocabulary.expand,
 }
 
 
@@ -35,6 +37,7 @@ class Variant:
     names: bool = True
     context: bool = True
     weights: tuple[float, float, float, float] | None = None
+    vocabulary: bool = False
 
 
 LADDER = (
@@ -70,7 +73,10 @@ LADDER = (
     ),
     Variant("+ speaker name column (weight 0.5)", context=False, weights=(1.0, 0.5, 0.0, 0.0)),
     Variant("+ previous message as context (weight 0.5)", weights=(1.0, 0.5, 0.5, 0.0)),
-    Variant("+ next message as context (weight 0.4): memgit as shipped"),
+    Variant("+ next message as context (weight 0.4)"),
+    Variant(
+        "+ the recall vocabulary (added terms at half weight): memgit as shipped", vocabulary=True
+    ),
 )
 
 
@@ -87,6 +93,11 @@ def apply(variant: Variant) -> None:
     refresh.read_capture = ORIGINAL["read_capture"] if variant.names else _without_names
     rows.CONTEXT_CHARS = ORIGINAL["context"] if variant.context else 0
     search.MESSAGE_WEIGHTS = variant.weights or ORIGINAL["weights"]
+    vocabulary.expand = ORIGINAL["expand"] if variant.vocabulary else _unexpanded
+
+
+def _unexpanded(query: tokens.Query) -> tokens.Query:
+    return query
 
 
 def run_ablation(
@@ -109,5 +120,5 @@ def run_ablation(
             rows.append((variant.name, result))
             recall = " | ".join(f"{result['recall'][k]:.3f}" for k in (5, 10, 25, 50))
             print(f"| {variant.name} | {recall} |", flush=True)
-        apply(Variant("restore"))
+        apply(Variant("restore", vocabulary=True))
     return rows

@@ -11,8 +11,10 @@ For each size, on the seeded corpus of ``recall_corpus.py`` (cached), in one run
   (timed inside the process, so interpreter start-up is excluded), and the
   wall time of the whole ``memgit recall QUERY --json`` command;
 * warm: one process, one ``MemoryRepo``, ``recall()`` over the query set
-  (p50/p95/p99), with the default ``MEMGIT_OVERLAY_TTL`` of 1 s and with the
-  overlay check left out (TTL 1 hour), interleaved with
+  (p50/p95/p99), with the default ``MEMGIT_OVERLAY_TTL`` of 1 s, with the
+  overlay check left out (TTL 1 hour), and with that and ``recall.vocabulary:
+  false`` (the recall vocabulary's cost: all queries, and the queries it adds
+  terms to), interleaved with
 * bare FTS5: the same MATCH expressions straight to SQLite on the same index
   file: the memory top 10 alone, and memory plus captured-turn top 10;
 * refresh: a ``git commit`` that changes 10 memory files, then the refresh the
@@ -26,6 +28,7 @@ rather than absolute times across runs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -47,6 +50,7 @@ from recall_corpus import build_corpus
 
 from memgit.derived.search import MEMORY_WEIGHTS, MESSAGE_WEIGHTS
 from memgit.derived.tokens import parse_query
+from memgit.derived.vocabulary import expand
 from memgit.repo import MemoryRepo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,6 +134,9 @@ def measure_warm(repo: Path, queries: list[str], rounds: int) -> dict[str, Any]:
     results: dict[str, list[float]] = {
         "memgit": [],
         "memgit_no_overlay": [],
+        "memgit_no_vocabulary": [],
+        "expanded": [],
+        "expanded_no_vocabulary": [],
         "bare": [],
         "bare_both": [],
     }
@@ -137,7 +144,9 @@ def measure_warm(repo: Path, queries: list[str], rounds: int) -> dict[str, Any]:
     default = MemoryRepo.open(repo)
     os.environ["MEMGIT_OVERLAY_TTL"] = "3600"
     steady = MemoryRepo.open(repo)
+    plain = MemoryRepo(steady.git, dataclasses.replace(steady.settings, recall_vocabulary=False))
     os.environ.pop("MEMGIT_OVERLAY_TTL", None)
+    expands = [bool(expand(parse_query(query)).expansions) for query in queries]
     conn = sqlite3.connect(f"file:{index_file(repo)}?mode=ro", uri=True)
     memory_sql = (
         f"SELECT rowid, bm25(memory_fts, {', '.join(map(str, MEMORY_WEIGHTS))}) AS s "
@@ -151,15 +160,23 @@ def measure_warm(repo: Path, queries: list[str], rounds: int) -> dict[str, Any]:
     for query, match in zip(queries, matches, strict=True):  # warm every cache once
         default.recall(query)
         steady.recall(query)
+        plain.recall(query)
         conn.execute(memory_sql, (match,)).fetchall()
     for _ in range(rounds):
-        for query, match in zip(queries, matches, strict=True):
+        for query, match, expanded in zip(queries, matches, expands, strict=True):
             started = time.perf_counter()
             default.recall(query)
             results["memgit"].append(time.perf_counter() - started)
             started = time.perf_counter()
             steady.recall(query)
             results["memgit_no_overlay"].append(time.perf_counter() - started)
+            if expanded:
+                results["expanded"].append(results["memgit_no_overlay"][-1])
+            started = time.perf_counter()
+            plain.recall(query)
+            results["memgit_no_vocabulary"].append(time.perf_counter() - started)
+            if expanded:
+                results["expanded_no_vocabulary"].append(results["memgit_no_vocabulary"][-1])
             started = time.perf_counter()
             conn.execute(memory_sql, (match,)).fetchall()
             results["bare"].append(time.perf_counter() - started)
@@ -168,8 +185,10 @@ def measure_warm(repo: Path, queries: list[str], rounds: int) -> dict[str, Any]:
             conn.execute(message_sql, (match,)).fetchall()
             results["bare_both"].append(time.perf_counter() - started)
     conn.close()
-    summary: dict[str, Any] = {}
+    summary: dict[str, Any] = {"expanded_share": sum(expands) / max(1, len(expands))}
     for name, values in results.items():
+        if not values:
+            continue
         ms = [1000 * v for v in values]
         summary[name] = {
             "p50": pct(ms, 0.5),
@@ -312,6 +331,13 @@ def run_size(size: int, rounds: int) -> dict[str, Any]:
     warm = result["warm"]
     result["ratio_to_bare"] = warm["memgit_no_overlay"]["p50"] / warm["bare"]["p50"]
     result["ratio_to_bare_both"] = warm["memgit_no_overlay"]["p50"] / warm["bare_both"]["p50"]
+    result["vocabulary_ratio"] = (
+        warm["memgit_no_overlay"]["p50"] / warm["memgit_no_vocabulary"]["p50"]
+    )
+    if "expanded" in warm:
+        result["vocabulary_ratio_expanded"] = (
+            warm["expanded"]["p50"] / warm["expanded_no_vocabulary"]["p50"]
+        )
     result["naive_over_warm"] = result["naive_ms"] / warm["memgit"]["p50"]
     return result
 
@@ -329,6 +355,16 @@ def render(results: list[dict[str, Any]]) -> str:
         ),
         ("bare FTS5 memory top 10, p50 / p95 (ms)", lambda r: _pair(r["warm"]["bare"])),
         ("bare FTS5 memories + turns, p50 / p95 (ms)", lambda r: _pair(r["warm"]["bare_both"])),
+        (
+            "warm recall, no overlay check, recall.vocabulary: false, p50 / p95 (ms)",
+            lambda r: _pair(r["warm"]["memgit_no_vocabulary"]),
+        ),
+        ("queries the vocabulary adds terms to", lambda r: f"{r['warm']['expanded_share']:.0%}"),
+        ("vocabulary on / off (p50, all queries)", lambda r: f"{r['vocabulary_ratio']:.2f}x"),
+        (
+            "vocabulary on / off (p50, queries it adds terms to)",
+            lambda r: f"{r.get('vocabulary_ratio_expanded', 0):.2f}x",
+        ),
         ("memgit / bare FTS5 (p50)", lambda r: f"{r['ratio_to_bare']:.2f}x"),
         ("memgit / bare memories + turns (p50)", lambda r: f"{r['ratio_to_bare_both']:.2f}x"),
         ("refresh after a 10-memory commit (ms)", lambda r: f"{r['refresh_ms']:.0f}"),

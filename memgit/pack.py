@@ -27,6 +27,7 @@ _MEMORY_HIT_KEYS = (
     "status",
     "score",
     "matched_terms",
+    "expanded_terms",
     "snippet",
     "path",
     "commit",
@@ -49,6 +50,7 @@ _TURN_HIT_KEYS = (
     "score",
     "matched_terms",
     "context_terms",
+    "expanded_terms",
     "snippet",
     "timestamp",
     "thread",
@@ -126,6 +128,8 @@ class MemoryHit:
     ``sources`` its sources with their turns when asked; ``source_turns`` the
     captured turns its sources quote, live or archived, found in the index: the
     memory and these are one hit group (docs/recall.md, "Hit groups").
+    ``expanded_terms`` are the terms the recall vocabulary added to the query that
+    it matched: why a memory without the query's words was found.
     """
 
     memory: Memory
@@ -133,6 +137,7 @@ class MemoryHit:
     matched_terms: tuple[str, ...]
     snippet: str
     commit: str | None
+    expanded_terms: tuple[str, ...] = ()
     uncommitted: bool = False
     retired: bool = False
     sources: tuple[SourceEvidence, ...] = ()
@@ -146,7 +151,8 @@ class MemoryHit:
 
     def to_dict(self) -> dict[str, Any]:
         data = self.memory.to_dict("id", "type", "scope", "title", "path", "tags", "updated")
-        data |= json_fields(self, "status", "matched_terms", "snippet", "commit", "uncommitted")
+        data |= json_fields(self, "status", "matched_terms", "expanded_terms", "snippet")
+        data |= json_fields(self, "commit", "uncommitted")
         data |= json_fields(self, "sources", "source_turns", "superseded_by", "chain")
         data["score"] = round(self.score, 4)
         if not self.retired:
@@ -163,8 +169,9 @@ class TurnHit:
     content: ``snippet`` shows it). ``matched_terms`` are query terms in the
     message itself (or its speaker or tool name); ``context_terms`` those found
     only in the messages just before or after it, which also count towards its
-    rank. ``removed_in`` is the commit that removed an archived capture from the
-    inbox (None while it is in the tree).
+    rank. ``expanded_terms`` are the terms the recall vocabulary added that the
+    message itself (or its name) holds. ``removed_in`` is the commit that
+    removed an archived capture from the inbox (None while it is in the tree).
     """
 
     turn: Turn
@@ -175,6 +182,7 @@ class TurnHit:
     matched_terms: tuple[str, ...]
     uncommitted: bool = False
     context_terms: tuple[str, ...] = ()
+    expanded_terms: tuple[str, ...] = ()
     removed_in: str | None = None
 
     @property
@@ -189,6 +197,7 @@ class TurnHit:
         data = json_fields(self.turn, "source", "session", "seq", "timestamp", "thread", "blob")
         data |= json_fields(self.message, "role", "name")
         data |= json_fields(self, "capture", "matched_terms", "context_terms", "snippet")
+        data |= json_fields(self, "expanded_terms")
         data |= json_fields(self, "uncommitted", "archived", "removed_in")
         data |= {"message": self.index, "score": round(self.score, 4)}
         return {key: data[key] for key in _TURN_HIT_KEYS}
@@ -255,6 +264,7 @@ class Trace:
     dropped_terms: int = 0
     unknown_terms: tuple[str, ...] = ()
     term_locations: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     hidden: tuple[HiddenMatch, ...] = ()
     hidden_total: int = 0
     retired: tuple[RetiredMatch, ...] = ()

@@ -18,7 +18,7 @@ import pygit2
 
 from memgit.capture.turn import Turn
 from memgit.constants import MAX_RECALL_K, MAX_SEQ
-from memgit.derived import search
+from memgit.derived import search, vocabulary
 from memgit.derived.documents import memory_body, read_capture
 from memgit.derived.lexical import LexicalIndex, Snapshot
 from memgit.derived.refresh import Progress
@@ -64,6 +64,8 @@ class RecallOptions:
     from_turn: int | None = None
     evidence: bool = False
     include_retired: bool = False
+    # Add the recall vocabulary's related terms (memgit.yaml recall.vocabulary).
+    vocabulary: bool = True
 
     def check(self) -> None:
         if not isinstance(self.k, int) or not 1 <= self.k <= MAX_RECALL_K:
@@ -124,6 +126,8 @@ def recall(
     options = options or RecallOptions()
     options.check()
     query = parse_query(text)
+    if options.vocabulary:
+        query = vocabulary.expand(query)
     commit = resolve_as_of(index.repo, as_of) if as_of is not None else None
 
     def collect(snap: Snapshot) -> EvidencePack:
@@ -143,9 +147,14 @@ class _Collector:
         self.conn = snap.conn
         self.query = query
         self.options = options
-        self.match = query.fts()
+        self.match = query.fts()  # captured messages
+        # Memories: an added term is looked for in the text, not in type or scope
+        # (the type "preference" is no reason for "like" to find a memory).
+        self.memory_match = query.fts(search.MEMORY_TEXT_COLUMNS)
+        self.scale = query.score_scale
         self.filters = search.Filters(scope=options.scope, type=options.type)
-        self.highlighter = Highlighter(query.terms)
+        added = [word for expansion in query.expansions for word in expansion.phrase.split()]
+        self.highlighter = Highlighter([*query.terms, *added])
         # Terms known to occur in each table because a hit matched them.
         self._seen: dict[str, set[str]] = {"memory": set(), "message": set(), "retired": set()}
         self._absent: set[str] = set()  # tables known to be empty
@@ -188,7 +197,9 @@ class _Collector:
     def _memory_rows(self) -> tuple[list[search.MemoryRow], list[str]]:
         k = self.options.k
         if self.options.exclude_thread is None:
-            rows = search.search_memories(self.conn, self.match, limit=k, filters=self.filters)
+            rows = search.search_memories(
+                self.conn, self.memory_match, limit=k, filters=self.filters
+            )
             return rows, []
         kept: list[search.MemoryRow] = []
         excluded: list[str] = []
@@ -197,7 +208,7 @@ class _Collector:
             if len(kept) >= k:
                 break
             rows = search.search_memories(
-                self.conn, self.match, limit=batch, offset=offset, filters=self.filters
+                self.conn, self.memory_match, limit=batch, offset=offset, filters=self.filters
             )
             for row in rows:
                 if self._only_from_excluded(row):
@@ -257,8 +268,9 @@ class _Collector:
         return MemoryHit(
             memory=memory,
             snippet=snippet,
-            score=row.score,
+            score=row.score / self.scale,
             matched_terms=tuple(terms),
+            expanded_terms=self._added_in(memory.title, *memory.tags, body or ""),
             commit=commit,
             uncommitted=uncommitted,
             retired=retired,
@@ -295,7 +307,7 @@ class _Collector:
         if not search.has_retired(self.conn):
             self._absent.add("retired")
             return []
-        rows = search.search_retired(self.conn, self.match, limit=self.options.k)
+        rows = search.search_retired(self.conn, self.memory_match, limit=self.options.k)
         return [row for row in rows if not self.filters.reasons(row.memory)]
 
     def _successor(self, memory_id: str) -> Successor | None:
@@ -392,9 +404,10 @@ class _Collector:
                     index=row.index,
                     message=row.message,
                     snippet=snippet,
-                    score=row.score,
+                    score=row.score / self.scale,
                     matched_terms=tuple(terms[row.rowid]),
                     context_terms=tuple(t for t in around[row.rowid] if t not in terms[row.rowid]),
+                    expanded_terms=self._added_in(text or "", row.message.name or ""),
                     uncommitted=row.turn.path in self.snap.files,
                     removed_in=row.archived,
                 )
@@ -416,6 +429,14 @@ class _Collector:
     def _matched(self, table: str, rows: list[Any]) -> dict[int, list[str]]:
         return search.matched_terms(self.conn, table, self.query.terms, [r.rowid for r in rows])
 
+    def _added_in(self, *texts: str) -> tuple[str, ...]:
+        """The terms the vocabulary added that ``texts`` (a hit's columns) hold. Read from
+        the text recall already has, through the index's tokenizer: asking FTS5 costs a
+        scan of each added term's whole posting list, and added terms are common words."""
+        if not self.query.expansions:
+            return ()
+        return vocabulary.found_in(self.query.expansions, texts)
+
     def _trace(
         self,
         excluded: list[str],
@@ -435,21 +456,25 @@ class _Collector:
         hidden_total = 0
         if self.filters.active:
             rows = search.search_memories(
-                self.conn, self.match, limit=self.options.k, filters=self.filters, hidden=True
+                self.conn,
+                self.memory_match,
+                limit=self.options.k,
+                filters=self.filters,
+                hidden=True,
             )
             hidden = [
                 HiddenMatch(
                     memory=row.memory,
-                    score=row.score,
+                    score=row.score / self.scale,
                     hidden_by=tuple(self.filters.reasons(row.memory)),
                 )
                 for row in rows
             ]
-            hidden_total = search.count_hidden(self.conn, self.match, self.filters)
+            hidden_total = search.count_hidden(self.conn, self.memory_match, self.filters)
         retired = tuple(
             RetiredMatch(
                 memory=row.memory,
-                score=row.score,
+                score=row.score / self.scale,
                 matched_terms=tuple(retired_terms.get(row.rowid, ())),
                 ref=row.ref or "",
                 commit=row.target or "",
@@ -472,6 +497,7 @@ class _Collector:
             dropped_terms=self.query.dropped,
             unknown_terms=tuple(term for term, where in locations.items() if not where),
             term_locations=locations,
+            expansions=self._expansions(),
             hidden=tuple(hidden),
             hidden_total=hidden_total,
             retired=retired,
@@ -481,6 +507,13 @@ class _Collector:
             problems_total=total + len(self.snap.problems),
             index=self._index_info(),
         )
+
+    def _expansions(self) -> dict[str, tuple[str, ...]]:
+        """The terms the vocabulary added, by the entry of the query that brought them."""
+        found: dict[str, list[str]] = {}
+        for expansion in self.query.expansions:
+            found.setdefault(expansion.source, []).append(expansion.term)
+        return {source: tuple(terms) for source, terms in found.items()}
 
     def _index_info(self) -> dict[str, Any]:
         snap = self.snap

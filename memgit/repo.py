@@ -337,6 +337,7 @@ class MemoryRepo:
             from_turn=from_turn,
             evidence=evidence,
             include_retired=include_retired,
+            vocabulary=self.settings.recall_vocabulary,
         )
         finish_dead_writer(self.git)
         return recall(self._recall_index(), query, options, as_of=as_of, progress=progress)

@@ -56,6 +56,8 @@ class Settings:
     retention_days: int
     author: tuple[str, str] | None
     review: ReviewPolicy = dataclasses.field(default_factory=ReviewPolicy)
+    # recall.vocabulary: add the recall vocabulary's related terms to queries.
+    recall_vocabulary: bool = True
 
 
 def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
@@ -82,6 +84,7 @@ def _parse_settings(text: str | bytes, path: str) -> Settings:
         retention_days=data.get("inbox", {}).get("retention_days", DEFAULT_RETENTION_DAYS),
         author=(author["name"], author["email"]) if author else None,
         review=review,
+        recall_vocabulary=data.get("recall", {}).get("vocabulary", True),
     )
 
 
@@ -115,6 +118,7 @@ def settings_from_json(data: dict[str, Any]) -> Settings:
         retention_days=data["retention_days"],
         author=(author[0], author[1]) if author is not None else None,
         review=policy_from_json(data["review"]),
+        recall_vocabulary=data["recall_vocabulary"],
     )
 
 

@@ -155,8 +155,12 @@ def test_memgit_writes_are_seen_and_refreshed_by_tree_diff(seeded: Path, tmp_pat
     # The new memory, the new capture, and the turn before it (whose context changed).
     assert stats.paths == 3
     pack = repo.recall("redis")
-    assert ids(pack) == ["rediscache1"]
-    assert [t.turn.seq for t in pack.turns] == [2, 1]  # 1 through its context
+    # pgversion01 (tagged database) follows through the recall vocabulary (redis is a kind
+    # of database); only the new memory holds the word itself.
+    assert ids(pack) == ["rediscache1", "pgversion01"]
+    assert pack.memories[1].matched_terms == () and pack.memories[1].expanded_terms
+    own = [t.turn.seq for t in pack.turns if t.matched_terms or t.context_terms]
+    assert own == [2, 1]  # 1 through its context
     assert_matches_fresh(seeded, tmp_path, repo)
 
 
@@ -301,7 +305,10 @@ def test_uncommitted_edit_in_place_is_recalled(seeded: Path, tmp_path: Path) -> 
     pack = repo.recall("mariadb")
     assert ids(pack) == ["pgversion01"]
     assert pack.memories[0].uncommitted and pack.memories[0].commit is None
-    assert ids(repo.recall("postgres 16")) == []
+    # The old words are gone; the memory now comes only through the recall vocabulary
+    # (postgres is a kind of database, and its tag says database).
+    gone = repo.recall("postgres 16")
+    assert [(hit.memory.id, hit.matched_terms) for hit in gone.memories] == [("pgversion01", ())]
     assert_matches_fresh(seeded, tmp_path, repo)
     # The committed layer did not change: the stamp is still HEAD's tree.
     assert not repo.index_status().stale

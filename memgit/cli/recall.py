@@ -12,6 +12,9 @@ from memgit.cli.output import emit_json, plural
 if TYPE_CHECKING:
     from memgit.pack import EvidencePack, MemoryHit, SourceEvidence, Successor, TurnHit
 
+# How many of the terms the vocabulary added for one query entry the trace lists.
+SHOWN_EXPANSIONS = 8
+
 
 @click.command()
 @click.argument("query", nargs=-1, required=True)
@@ -61,7 +64,9 @@ def recall(
     Memories are ranked by BM25 over title, tags and body (English is stemmed,
     Chinese and Japanese are split into character pairs); captured turns are
     ranked separately, as raw evidence. Each memory comes with the path and
-    commit it was last changed in, and its sources.
+    commit it was last changed in, and its sources. Words of the recall
+    vocabulary bring in related terms at half weight ("test framework" also
+    finds pytest); hits say what matched that way (docs/recall.md).
 
     A miss explains itself: the trace names query words found nowhere,
     matches hidden by --scope/--type, and retired memories that matched,
@@ -123,6 +128,8 @@ def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
     click.echo(f"     {memory.id}  {memory.path} @ {where}")
     if hit.matched_terms:
         click.echo(f"     matched: {', '.join(hit.matched_terms)}")
+    if hit.expanded_terms:
+        click.echo(f"     matched through the vocabulary: {', '.join(hit.expanded_terms)}")
     if hit.status != "active":
         click.echo(f"     {_superseded(hit.chain) if hit.chain else 'retracted'}")
     for evidence in hit.sources:
@@ -165,6 +172,8 @@ def _turn(number: int, hit: TurnHit) -> None:
         click.echo(f"     matched: {', '.join(hit.matched_terms)}")
     if hit.context_terms:
         click.echo(f"     matched in the messages around it: {', '.join(hit.context_terms)}")
+    if hit.expanded_terms:
+        click.echo(f"     matched through the vocabulary: {', '.join(hit.expanded_terms)}")
 
 
 def _trace(pack: EvidencePack) -> None:
@@ -174,6 +183,10 @@ def _trace(pack: EvidencePack) -> None:
         lines.append(f"found nowhere in the repository: {', '.join(trace.unknown_terms)}")
     if trace.stop_words:
         lines.append(f"ignored common words: {', '.join(trace.stop_words)}")
+    for source, terms in trace.expansions.items():
+        shown = ", ".join(terms[:SHOWN_EXPANSIONS])
+        more = f" and {len(terms) - SHOWN_EXPANSIONS} more" if len(terms) > SHOWN_EXPANSIONS else ""
+        lines.append(f"also searched for {source!r} (the vocabulary, half weight): {shown}{more}")
     if trace.dropped_terms:
         lines.append(
             f"only the first {len(trace.terms)} terms were used; {trace.dropped_terms} more ignored"

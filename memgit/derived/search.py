@@ -22,6 +22,8 @@ from memgit.memory import Memory, Source, Supersedes
 # conversations 0-4 and are reported on 5-9 (docs/performance.md); memory weights are
 # a choice (title > tags > body) for want of a labelled benchmark of memories.
 MEMORY_WEIGHTS = (4.0, 2.0, 1.0, 0.5, 0.5, 2.0)
+# The memory columns that hold text (the rest are type, scope and id).
+MEMORY_TEXT_COLUMNS = ("title", "tags", "body")
 MESSAGE_WEIGHTS = (1.0, 0.5, 0.7, 0.4)
 # Extra rows fetched past the limit so that ties in score are broken by path,
 # the same way whatever order the rows were indexed in.

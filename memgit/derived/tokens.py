@@ -69,18 +69,50 @@ def index_text(text: str) -> str:
     return CJK_RUN.sub(lambda match: f" {_cjk_index_tokens(match.group())} ", text)
 
 
+# A query's own terms are given this many times in the MATCH expression, the
+# terms the vocabulary adds once: FTS5's bm25() sums over every phrase of the
+# expression, so an added term counts 1/OWN_TERM_REPEAT of a term the user typed
+# (docs/decisions/0011-recall-vocabulary.md).
+OWN_TERM_REPEAT = 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expansion:
+    """A term the recall vocabulary adds to a query: ``term`` as the vocabulary
+    writes it, ``phrase`` its words as a query has them (CJK as character pairs),
+    ``source`` the vocabulary entry the query named that brought it in."""
+
+    term: str
+    phrase: str
+    source: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Query:
-    """A parsed query: the terms to search, and what was left out and why."""
+    """A parsed query: the terms to search, what was left out and why, and the
+    terms the vocabulary added (none until :func:`memgit.derived.vocabulary.expand`)."""
 
     text: str
     terms: tuple[str, ...]
     stop_words: tuple[str, ...] = ()
     dropped: int = 0
+    expansions: tuple[Expansion, ...] = ()
 
-    def fts(self, terms: tuple[str, ...] | None = None) -> str:
-        """An FTS5 MATCH expression: every term quoted, joined by OR."""
-        return " OR ".join(quote_term(term) for term in (terms or self.terms))
+    def fts(self, columns: tuple[str, ...] = ()) -> str:
+        """An FTS5 MATCH expression: every term quoted, joined by OR; with expansions,
+        the own terms OWN_TERM_REPEAT times and each added phrase once, looked for in
+        ``columns`` only when given."""
+        own = " OR ".join(quote_term(term) for term in self.terms)
+        if not self.expansions:
+            return own
+        where = "{" + " ".join(columns) + "} : " if columns else ""
+        added = [where + quote_term(expansion.phrase) for expansion in self.expansions]
+        return " OR ".join([own] * OWN_TERM_REPEAT + added)
+
+    @property
+    def score_scale(self) -> int:
+        """What bm25() of :meth:`fts` is divided by to be on the scale of the own terms."""
+        return OWN_TERM_REPEAT if self.expansions else 1
 
 
 def quote_term(term: str) -> str:
