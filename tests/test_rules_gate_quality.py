@@ -324,8 +324,12 @@ def test_a_change_of_mind_replaces_the_memory(
             "Remember that the API lives at api.example.com.",
             "Remember that the docs now live at docs.example.com.",
         ),
+        (
+            "From now on, tag release 1 with the build date.",
+            "From now on, tag release 8 with the build date.",
+        ),
     ],
-    ids=["no-shared-topic", "one-incidental-word", "same-domain-only"],
+    ids=["no-shared-topic", "one-incidental-word", "same-domain-only", "a-second-new-rule"],
 )
 def test_an_unrelated_change_of_mind_is_a_new_memory(
     repo_path: Path, first: str, second: str

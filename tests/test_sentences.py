@@ -196,3 +196,35 @@ def test_shorten_gives_a_clean_prefix(text: str, limit: int) -> None:
     assert stripped.startswith(got) and len(got) <= limit
     if len(got) < len(stripped):
         assert all(not start < len(got) < end for start, end in token_spans(stripped))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 50_000,
+        "a." * 25_000,
+        "a-" * 25_000,
+        "`a " * 15_000,
+        "(a. " * 12_000,
+        "Remember that CI runs on 3.11, e.g. on api.example.com. " * 900,
+        "我喜欢用pytest，好。" * 4_000,
+        "Remember that " + "not " * 12_000,
+    ],
+    ids=["letters", "dots", "hyphens", "backticks", "parens", "prose", "cjk", "nots"],
+)
+def test_long_runs_take_linear_time(text: str) -> None:
+    """A 50,000-character unit is read in well under a second. (Regression: a URL
+    pattern tried at every letter of a long word took 140 s on 100,000 letters; the
+    scope's domain pattern 238 s on ``a.a.a...``; token look-ups were quadratic.)"""
+    import time
+
+    from memgit.gate.backends.rules import find_statements
+    from memgit.gate.changes import change_kind
+    from memgit.gate.scoping import choose_scope
+
+    started = time.perf_counter()
+    split_sentences(text)
+    find_statements(text)
+    choose_scope(text, ("user", "project"))
+    change_kind(text)
+    assert time.perf_counter() - started < 5

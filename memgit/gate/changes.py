@@ -9,7 +9,9 @@ showed the Gate that shares the most of its topic words, once the words that say
 something is held ("prefer", "always", "now", 喜欢, 不再) and the parts every address has
 (``com``, ``www``) are set aside: a target must share two such words, or one that is at
 least half of what the memory is about and half of what the statement is about.
-Retiring the wrong memory loses a true one, so a weaker match has no target.
+Retiring the wrong memory loses a true one, so a weaker match has no target, and "from
+now on" / 以后 alone is no change: it opens a new rule ("From now on, tag release 8 ...")
+as often as it replaces one.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from memgit.memory import Memory
 __all__ = ["change_kind", "find_target", "strip_lead_in"]
 
 _CHANGE = re.compile(
-    r"\b(?:now|instead|no longer|not any ?more|any ?more|switch(?:ed|ing)? (?:to|over)|"
-    r"mov(?:ed|ing) to|chang(?:ed|ing) to|rather than|from now on|going forward|these days)\b"
-    r"|\bnot\b[^.;]*\bbut\b|[,;]\s*not\b"
-    r"|不再|改用|改成|改为|换成|换用|现在|而不是|已经不|不用了|以后",
+    r"(?<!from )\bnow\b|\b(?:instead|no longer|not any ?more|any ?more|"
+    r"switch(?:ed|ing)? (?:to|over)|mov(?:ed|ing) to|chang(?:ed|ing) to|rather than|"
+    r"these days)\b|\bnot\b[^.;]{0,200}?\bbut\b|[,;]\s*not\b"
+    r"|不再|改用|改成|改为|换成|换用|现在|而不是|已经不|不用了",
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(

@@ -30,8 +30,11 @@ _PROJECT = re.compile(
     r"project|services?|clusters?|test suite|linters?|lint|dependenc(?:y|ies)|packages?|"
     r"modules?|migrations?|schemas?|config(?:uration)?|environments?|env|librar(?:y|ies)|"
     r"versions?|makefiles?|rebas(?:e|es|ed|ing)|merg(?:e|es|ed|ing)|push(?:es|ed|ing)?)\b"
-    r"|[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:com|org|net|io|dev|app|internal|local)\b"
-    r"|(?:^|\s)\.{0,2}/?[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|js|ts|toml|ya?ml|json|md|sh|cfg|ini)\b"
+    # A domain or a file name, found by its ending alone, so that no run of letters,
+    # dots or hyphens is scanned again from each of its characters.
+    r"|(?<=[A-Za-z0-9_-])\.(?:com|org|net|io|dev|app|internal|local)\b"
+    r"|(?<=\w)\.(?:py|js|ts|toml|ya?ml|json|md|sh|cfg|ini)\b"
+    r"|(?:^|\s)\.{0,2}/?[\w.-]+/[\w./-]+"
     r"|项目|仓库|代码|部署|构建|发布|服务器|接口|数据库|分支|测试环境|生产环境|持续集成|域名|端口|配置",
     re.IGNORECASE,
 )

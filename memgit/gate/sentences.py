@@ -18,6 +18,7 @@ quote the evidence check finds.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -36,7 +37,7 @@ _TOKENS = re.compile(
         (
             r"(?P<fence>```[\s\S]*?(?:```|\Z))",
             r"(?P<code>`[^`\n]{1,400}`)",
-            r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]}])",
+            r"(?P<url>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]}])",
             r"(?P<group>\([^()\n]{0,400}\)|\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”"
             r"|（[^（）\n]{0,400}）|「[^」\n]{0,400}」|『[^』\n]{0,400}』)",
             rf"(?P<never>(?<![A-Za-z.])(?:{_NEVER_ENDS})\.)",
@@ -73,53 +74,57 @@ class _Token:
     end: int
 
 
-def _tokens(text: str) -> list[_Token]:
-    found = []
-    for match in _TOKENS.finditer(text):
-        kind = match.lastgroup or ""
-        line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
-        if kind == "marker" and line.strip(" \t"):
-            continue
-        found.append(_Token(kind, match.start(), match.end()))
-    return found
+class _Tokens:
+    """The tokens of a text in order, looked up by offset in logarithmic time."""
+
+    def __init__(self, text: str) -> None:
+        self.items: list[_Token] = []
+        for match in _TOKENS.finditer(text):
+            kind = match.lastgroup or ""
+            if kind == "marker":
+                line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+                if line.strip(" \t"):
+                    continue
+            # An unclosed fence runs to the end of the text, but not over its last spaces.
+            end = match.start() + len(match.group().rstrip())
+            self.items.append(_Token(kind, match.start(), end))
+        self.starts = [token.start for token in self.items]
+
+    def covering(self, at: int) -> _Token | None:
+        """The token holding the character at ``at``."""
+        i = bisect_right(self.starts, at) - 1
+        return self.items[i] if i >= 0 and at < self.items[i].end else None
+
+    def splits(self, at: int) -> bool:
+        """Whether a cut at ``at`` (between two characters) falls inside a token."""
+        i = bisect_left(self.starts, at) - 1
+        return i >= 0 and at < self.items[i].end
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
     """The stretches of ``text`` no sentence, clause, title or body may end inside."""
-    return [(token.start, token.end) for token in _tokens(text)]
+    return [(token.start, token.end) for token in _Tokens(text).items]
 
 
-def _inside(tokens: list[_Token], at: int) -> _Token | None:
-    """The token that ``at`` (a cut between two characters) would split, if any."""
-    for token in tokens:
-        if token.start < at < token.end:
-            return token
-        if token.start >= at:
-            return None
-    return None
-
-
-def _ends_sentence(text: str, tokens: list[_Token], stop: re.Match[str]) -> bool:
+def _ends_sentence(text: str, tokens: _Tokens, stop: re.Match[str]) -> bool:
     if stop.group() == "\n":
-        return _inside(tokens, stop.start() + 1) is None
+        return not tokens.splits(stop.start() + 1)
     # The stop's first character must not be the last of a token that keeps its stop.
-    for token in tokens:
-        if token.start <= stop.start() < token.end:
-            if token.kind in ("never", "marker"):
-                return False
-            if token.kind == "may":
-                return stop.end() == len(text) or bool(_NEW_SENTENCE.match(text, stop.end()))
-            if token.kind == "group":
-                # A stop inside quotes or brackets ends the sentence only at the closing
-                # mark and before a space: ``“好。”他说。`` is one sentence.
-                return token.end == stop.end() and (
-                    stop.end() == len(text) or text[stop.end()].isspace()
-                )
-            if token.end > stop.start() + 1:
-                return False
-        if token.start > stop.start():
-            break
-    return _inside(tokens, stop.end()) is None
+    token = tokens.covering(stop.start())
+    if token is not None:
+        if token.kind in ("never", "marker"):
+            return False
+        if token.kind == "may":
+            return stop.end() == len(text) or bool(_NEW_SENTENCE.match(text, stop.end()))
+        if token.kind == "group":
+            # A stop inside quotes or brackets ends the sentence only at the closing
+            # mark and before a space: ``“好。”他说。`` is one sentence.
+            return token.end == stop.end() and (
+                stop.end() == len(text) or text[stop.end()].isspace()
+            )
+        if token.end > stop.start() + 1:
+            return False
+    return not tokens.splits(stop.end())
 
 
 def _pieces(text: str, cuts: Iterator[int], offset: int = 0) -> list[Span]:
@@ -137,18 +142,18 @@ def _pieces(text: str, cuts: Iterator[int], offset: int = 0) -> list[Span]:
 
 def split_sentences(text: str) -> list[Span]:
     """The sentences of ``text`` in order, each stripped of surrounding space."""
-    tokens = _tokens(text)
+    tokens = _Tokens(text)
     cuts = (stop.end() for stop in _STOPS.finditer(text) if _ends_sentence(text, tokens, stop))
     return _pieces(text, cuts)
 
 
 def split_clauses(sentence: Span) -> list[Span]:
     """The clauses of one sentence, with offsets in the same text as the sentence's."""
-    tokens = _tokens(sentence.text)
+    tokens = _Tokens(sentence.text)
     cuts = (
         stop.start() if stop.group()[0].isspace() else stop.end()  # a dash opens its clause
         for stop in _CLAUSE_STOPS.finditer(sentence.text)
-        if _inside(tokens, stop.start()) is None and _inside(tokens, stop.end()) is None
+        if not tokens.splits(stop.start()) and not tokens.splits(stop.end())
     )
     return _pieces(sentence.text, cuts, sentence.start)
 
@@ -164,15 +169,13 @@ def shorten(text: str, limit: int) -> str | None:
     text = text.strip()
     if len(text) <= limit:
         return text
-    tokens = _tokens(text)
+    tokens = _Tokens(text)
     clause_ends = [
         stop.start()
         for stop in _CLAUSE_STOPS.finditer(text, 0, limit + 1)
-        if _inside(tokens, stop.start()) is None
+        if not tokens.splits(stop.start())
     ]
-    word_ends = [
-        at for at in range(1, limit + 1) if _word_end(text, at) and _inside(tokens, at) is None
-    ]
+    word_ends = [at for at in range(1, limit + 1) if _word_end(text, at) and not tokens.splits(at)]
     best = [at for at in clause_ends if at >= limit // 2] or word_ends or clause_ends
     if not best:
         return None

@@ -51,10 +51,9 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 _TITLE_LIMIT = 80
 _TITLE_MAX = 200  # the schema's bound: a title that cannot be cut within it is not stored
-# A statement longer than this is quoted and kept only in part: the Gate
-# contract bounds quotes (4,000 characters) and bodies (20,000).
+# A statement longer than this is quoted and kept only in part (its body too): the
+# Gate contract bounds quotes (4,000 characters) and bodies (20,000).
 _QUOTE_LIMIT = 1000
-_BODY_LIMIT = 4000
 _TRAILING_STOPS = " \t.!。！；;"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a title holds none (the schema says so)
 
@@ -127,11 +126,6 @@ def _title(what: str) -> str | None:
     return _sentence_case(title)
 
 
-def _body(what: str) -> str | None:
-    body = shorten(what, _BODY_LIMIT)
-    return _sentence_case(body) if body else None
-
-
 def _sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -173,8 +167,8 @@ class _Answer:
         ids = []
         reason = "no-durable-content"
         for statement in statements:
-            title, body = _title(statement.what), _body(statement.what)
-            if title is None or body is None:
+            title, body = _title(statement.what), _sentence_case(statement.what)
+            if title is None:
                 reason = "ambiguous"
                 continue
             if _normal(title) in self.known or _normal(statement.what) in self.known:
