@@ -220,7 +220,9 @@ def one_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Memory]]
         configure(path, gate={"related_memories": 0})
         turns = [user_turn(0, message, session=f"m{n}") for n, message in enumerate(ONE_RUN)]
         MemoryRepo.open(path).capture_many(turns)
-        assert all(run.commit for run in open_repo(path).process().runs)
+        # A change of mind about a memory made in the same run waits for the next one.
+        while open_repo(path).process().remaining:
+            pass
         found: dict[str, list[Memory]] = {message: [] for message in ONE_RUN}
         for memory in memories(path).values():
             (source,) = memory.sources
@@ -313,6 +315,29 @@ def test_a_change_of_mind_replaces_the_memory(
     pack = open_repo(repo_path).recall(word)
     (retired,) = [item for item in pack.trace.retired if item.memory.id == old.id]
     assert [step.id for step in retired.chain] == [new.id]
+
+
+def test_a_change_of_mind_in_the_same_run_waits_for_the_next(repo_path: Path) -> None:
+    """Both turns processed at once: the first becomes a memory, the change of mind is
+    DEFERRED (needs-context), and the next process supersedes the new memory."""
+    capture(
+        repo_path,
+        user_turn(0, "I prefer pytest."),
+        user_turn(1, "I prefer unittest now, not pytest."),
+    )
+    first = open_repo(repo_path).process()
+    (run,) = first.runs
+    assert [d.action for d in run.decisions] == ["CREATE"]
+    assert run_records(repo_path)[run.run_id]["gate_output"]["coverage"][1] == {
+        "unit_id": "test-agent/s1/1#0",
+        "decision": "DEFERRED",
+        "reason": "needs-context",
+    }
+    assert first.remaining == 1
+    (old,) = memories(repo_path).values()
+    (again,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in again.decisions] == [("SUPERSEDE", old.id)]
+    assert [m.title for m in memories(repo_path).values()] == ["I prefer unittest now, not pytest"]
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,9 @@ as often as it replaces one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Mapping, Set
 
 from memgit.evidence import topic_terms
-from memgit.memory import Memory
 
 __all__ = ["change_kind", "find_target", "strip_lead_in"]
 
@@ -82,17 +81,17 @@ def _about(text: str) -> frozenset[str]:
     return topic_terms(_HOW.sub(" ", text)) - _NOISE
 
 
-def find_target(text: str, related: Iterable[Memory], *, taken: set[str]) -> Memory | None:
-    """The related memory ``text`` speaks of, or None when none is clear enough.
-
-    ``taken`` holds the memories other candidates of the answer already change."""
+def find_target(text: str, known: Mapping[str, str], *, taken: Set[str]) -> str | None:
+    """The id of the memory in ``known`` (id -> its title and body) that ``text`` speaks
+    of, or None when none is clear enough; ``taken`` ids are passed over (another
+    candidate of the answer already changes them)."""
     words = _about(text)
     best: tuple[int, float] | None = None
     found = None
-    for memory in related:
-        if memory.id in taken:
+    for memory_id, content in known.items():
+        if memory_id in taken:
             continue
-        about = _about(f"{memory.title} {memory.body}")
+        about = _about(content)
         shared = len(words & about)
         if shared == 0:
             continue
@@ -100,5 +99,5 @@ def find_target(text: str, related: Iterable[Memory], *, taken: set[str]) -> Mem
         if shared < _MIN_SHARED and share < 0.5:
             continue
         if best is None or (shared, share) > best:
-            best, found = (shared, share), memory
+            best, found = (shared, share), memory_id
     return found

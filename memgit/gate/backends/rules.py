@@ -151,7 +151,11 @@ class _Answer:
     """The Gate JSON for one request, built unit by unit."""
 
     def __init__(self, request: GateRequest) -> None:
-        self.related = request.related
+        self.related = {m.id: m for m in request.related}
+        self.related_text = {m.id: f"{m.title} {m.body}" for m in request.related}
+        # What this answer creates, by candidate id: a change of mind about one of them
+        # waits for the next run, where it is a memory that can be superseded.
+        self.created: dict[str, str] = {}
         self.types = request.settings.memory_types
         self.scopes = request.settings.scopes
         self.known = {_normal(m.title) for m in request.related} | {
@@ -164,6 +168,11 @@ class _Answer:
 
     def cover(self, unit: EvidenceUnit) -> None:
         statements = find_statements(unit.text) if unit.role == "user" else []
+        if any(self._changes_this_run(statement) for statement in statements):
+            self.coverage.append(
+                {"unit_id": unit.id, "decision": "DEFERRED", "reason": "needs-context"}
+            )
+            return
         ids = []
         reason = "no-durable-content"
         for statement in statements:
@@ -181,6 +190,8 @@ class _Answer:
             cid = f"c{len(self.candidates) + 1}"
             ids.append(cid)
             self.candidates.append({"candidate_id": cid, **candidate})
+            if candidate["action"] == "CREATE":
+                self.created[cid] = f"{title} {body}"
             self.bindings.append({"candidate_id": cid, "claims": [_claim(unit, statement)]})
         if ids:
             self.coverage.append(
@@ -189,10 +200,19 @@ class _Answer:
         else:
             self.coverage.append({"unit_id": unit.id, "decision": "NO_CHANGE", "reason": reason})
 
+    def _changes_this_run(self, statement: _Statement) -> bool:
+        """Whether ``statement`` changes no memory yet, but one this answer creates."""
+        if statement.change is None:
+            return False
+        if find_target(statement.quote, self.related_text, taken=self.taken) is not None:
+            return False
+        return find_target(statement.quote, self.created, taken=frozenset()) is not None
+
     def _candidate(self, statement: _Statement, title: str, body: str) -> dict[str, Any] | None:
         target: Memory | None = None
         if statement.change is not None:
-            target = find_target(statement.quote, self.related, taken=self.taken)
+            found = find_target(statement.quote, self.related_text, taken=self.taken)
+            target = self.related[found] if found is not None else None
         if target is None:
             if statement.kind is None:
                 return None  # "actually ..." about nothing memgit knows: not a statement
