@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_process import capture, configure, memories, open_repo, ref, run_records, user_turn
 
 from memgit.memory import Memory
@@ -392,3 +394,86 @@ def test_scope_falls_back_to_the_default_when_project_is_not_declared(repo_path:
     open_repo(repo_path).process()
     scopes = {m.title: m.scope for m in memories(repo_path).values()}
     assert scopes == {"CI must run on Python 3.11": "team", "I prefer pytest": "user"}
+
+
+PIECES = [
+    "Remember that ",
+    "I prefer ",
+    "Actually, ",
+    "From now on, ",
+    "记住：",
+    "我不再用",
+    "Call me ",
+    "not ",
+    "now ",
+    "pytest",
+    "3.11",
+    "api.example.com",
+    "e.g. ",
+    "`a.b()` ",
+    "1. ",
+    "- ",
+    "x" * 120,
+    "https://example.com/" + "p" * 230,
+    ". ",
+    "? ",
+    "。",
+    "，",
+    "\n",
+    " ",
+    "\x07",
+    "staging ",
+    "I ",
+    "我",
+    "a",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(PIECES), max_size=25).map("".join), min_size=1, max_size=3),
+    st.lists(st.sampled_from(["I prefer pytest", "The API lives at api.example.com"]), max_size=2),
+)
+def test_every_rules_answer_passes_the_contract(texts: list[str], titles: list[str]) -> None:
+    """Whatever the user wrote, the rules Gate's answer is one the checks accept: titles
+    within the schema, quotes exact and long enough, targets among the related memories.
+    (A refused answer fails the whole run, and every turn in it stays pending.)"""
+    from memgit.evidence import EvidenceUnit
+    from memgit.gate.backends.rules import RulesBackend
+    from memgit.gate.contract import check_gate_output
+    from memgit.gate.prompt import GateRequest
+    from memgit.memory import parse_memory
+    from memgit.settings import DEFAULT_CONFIG, parse_settings
+
+    settings_ = parse_settings(DEFAULT_CONFIG)
+    units = tuple(
+        EvidenceUnit(
+            id=f"t/s/{n}#0",
+            capture=f"inbox/t/s/{n}.yaml",
+            blob="0" * 40,
+            index=0,
+            role="user",
+            text=text,
+            can_support=bool(text.strip()),
+            timestamp="2026-11-30T10:00:00Z",
+        )
+        for n, text in enumerate(texts)
+    )
+    related = tuple(
+        parse_memory(
+            f"---\nid: known{n:07d}\ntype: preference\nscope: user\ntitle: {title}\n"
+            "status: active\ncreated: '2026-11-30T10:00:00Z'\nupdated: '2026-11-30T10:00:00Z'\n"
+            f"origin: human\nauthor: Test Person\nsources: []\n---\n{title}.\n",
+            path=f"memories/user/kn/known{n:07d}.md",
+        )
+        for n, title in enumerate(dict.fromkeys(titles))
+    )
+    ids = {memory.id: memory for memory in related}
+    request = GateRequest(units=units, related=related, settings=settings_)
+    check_gate_output(
+        RulesBackend().answer(request),
+        units={unit.id: unit for unit in units},
+        settings=settings_,
+        target_state=lambda memory_id: "active" if memory_id in ids else "unknown",
+        target_text=lambda memory_id: f"{ids[memory_id].title} {ids[memory_id].body}",
+    )

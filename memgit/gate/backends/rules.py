@@ -118,8 +118,8 @@ def _refine(what: str, kind: str) -> str:
 
 def _title(what: str) -> str | None:
     flat = " ".join(_CONTROL.sub(" ", what).split()).rstrip(_TRAILING_STOPS)
-    title = shorten(flat, _TITLE_LIMIT) or shorten(flat, _TITLE_MAX)
-    if title is None:
+    title = shorten(flat, _TITLE_LIMIT) or shorten(flat, _TITLE_MAX - len("..."))
+    if not title:
         return None
     if len(title) < len(flat):
         title += "..."
