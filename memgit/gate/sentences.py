@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from memgit.derived.tokens import STOP_WORDS
 
-__all__ = ["Span", "shorten", "split_clauses", "split_sentences", "token_spans"]
+__all__ = ["LIST_MARKER", "Span", "shorten", "split_clauses", "split_sentences", "token_spans"]
 
 _CLOSERS = "\"'”\u2019)]）」』》"
 _WORD = r"[A-Za-z0-9_%+@~-]"
@@ -42,7 +42,7 @@ _TOKENS = re.compile(
             r"|（[^（）\n]{0,400}）|「[^」\n]{0,400}」|『[^』\n]{0,400}』)",
             rf"(?P<never>(?<![A-Za-z.])(?:{_NEVER_ENDS})\.)",
             rf"(?P<may>(?<![A-Za-z.])(?:{_MAY_END})\.)",
-            rf"(?P<dotted>(?:\.{{1,2}}/|~/|/|\.)?(?<!{_WORD}){_WORD}+(?:[./\\:]{_WORD}+)+/?)",
+            rf"(?P<dotted>(?:\.{{1,2}}/|~/|/|\.)?(?<!{_WORD}){_WORD}+(?:[./\\:]\.{{0,2}}{_WORD}+)+/?)",
             r"(?P<marker>(?<![^\n \t])(?:\d{1,3}[.)]|[a-z]\)|\(\w{1,3}\)|[-*+•·])(?=[ \t]))",
         )
     ),
