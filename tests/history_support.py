@@ -1,5 +1,6 @@
-"""A memory with a history, made through the API: created, updated (and moved to another
-scope), edited by a person, superseded twice (A -> B -> C); and one retracted memory.
+"""A memory with a history, made through the API: created (in scope ``project``),
+updated (and moved to the sub-scope ``project/staging``), edited by a person, superseded
+twice (A -> B -> C); and one retracted memory.
 
 Each step is committed on its own day (GIT_COMMITTER_DATE), so dates can be asked for.
 The Gate answers are written by hand for the host backend, as tests/test_process.py does.
@@ -103,7 +104,7 @@ def build_story(path: Path) -> Story:
         "action": "UPDATE",
         "target": a,
         "type": "fact",
-        "scope": "project",
+        "scope": "project/staging",
         "title": "The staging database listens on port 6543",
         "body": "The staging database listens on port 5433.\n"
         "Since last week: port 6543, for the project.",

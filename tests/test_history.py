@@ -45,8 +45,8 @@ def test_log_lists_every_version_newest_first(story: Story) -> None:
     newest, edited, updated, created = history.versions
     assert newest.superseded_by == story.b and newest.blob is None
     assert (edited.run_id, edited.author) == (None, "Test Person <test@example.com>")
-    assert updated.moved_from == f"memories/user/{story.a[:2]}/{story.a}.md"
-    assert updated.path == f"memories/project/{story.a[:2]}/{story.a}.md"
+    assert updated.moved_from == f"memories/project/{story.a[:2]}/{story.a}.md"
+    assert updated.path == f"memories/project/staging/{story.a[:2]}/{story.a}.md"
     assert (created.backend, updated.backend) == ("rules", "host")
     for version in (newest, updated, created):
         trailer = git(
@@ -87,8 +87,8 @@ def test_log_follow_walks_the_chain_both_ways(story: Story) -> None:
 
 def test_show_at_versions_dates_and_commits(story: Story) -> None:
     path, a = story.path, story.a
-    old_path = f"memories/user/{a[:2]}/{a}.md"
-    new_path = f"memories/project/{a[:2]}/{a}.md"
+    old_path = f"memories/project/{a[:2]}/{a}.md"
+    new_path = f"memories/project/staging/{a[:2]}/{a}.md"
     v1 = git(path, "show", f"{story.commits['created']}:{old_path}")
     v2 = git(path, "show", f"{story.commits['updated']}:{new_path}")
     v3 = git(path, "show", f"{story.commits['edited']}:{new_path}")
@@ -120,7 +120,7 @@ def test_show_at_versions_dates_and_commits(story: Story) -> None:
 def test_diff_lists_fields_then_the_body(story: Story) -> None:
     data = cli_json(story.path, "diff", story.a, "v1", "v2")
     fields = {change["field"]: change for change in data["fields"]}
-    assert (fields["scope"]["old"], fields["scope"]["new"]) == ("user", "project")
+    assert (fields["scope"]["old"], fields["scope"]["new"]) == ("project", "project/staging")
     assert fields["tags"]["added"] == ["staging"] and fields["tags"]["removed"] == []
     assert [s["quote"] for s in fields["sources"]["added"]] == [
         "staging moved to port 6543 last week"
@@ -129,7 +129,7 @@ def test_diff_lists_fields_then_the_body(story: Story) -> None:
     assert " The staging database listens on port 5433." in data["body"]
     assert (data["old"]["version"], data["new"]["version"]) == (1, 2)
     text = memgit_cli("-C", str(story.path), "diff", story.a, "v1", "v2").stdout.decode()
-    assert 'scope: "user" -> "project"' in text
+    assert 'scope: "project" -> "project/staging"' in text
     assert "tags: +staging" in text and "sources: +1" in text
     default = cli_json(story.path, "diff", story.a)
     assert (default["old"]["version"], default["new"]["version"]) == (2, 3)

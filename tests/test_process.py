@@ -444,7 +444,7 @@ def test_host_update_rewrites_the_same_file(with_memory: tuple[Path, Memory]) ->
             "action": "UPDATE",
             "target": old.id,
             "type": "fact",
-            "scope": "user",
+            "scope": old.scope,
             "title": "The staging database listens on port 6543",
             "body": "Staging moved from 5433 to 6543.",
             "claims": [(unit(1), "staging moved to port 6543")],
