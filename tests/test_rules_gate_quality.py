@@ -202,6 +202,11 @@ ONE_RUN: dict[str, list[tuple[str, str, str, str]]] = {
     "叫我王。": [],
     "Actually the weather is nice today.": [],
     "Nice weather today. The build was green.": [],
+    # A statement around a credential keeps nothing once capture redacted it.
+    "Remember that the deploy bot token is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + ".": [],
+    "记住：数据库密码是 ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2" + "。": [],
+    # "Never mind" takes back something of this turn only.
+    "Never mind that test run, it was a fluke.": [],
 }
 
 

@@ -56,6 +56,11 @@ _TITLE_MAX = 200  # the schema's bound: a title that cannot be cut within it is 
 _QUOTE_LIMIT = 1000
 _TRAILING_STOPS = " \t.!。！；;"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a title holds none (the schema says so)
+# Capture put this where a secret stood (memgit/capture/redact.py): a statement built
+# around a credential keeps nothing worth recalling once the credential is gone.
+_REDACTED = "[REDACTED"
+# "Never mind ..." takes something back for this turn; it is no rule for ever after.
+_IDIOM = re.compile(r"^never\s+mind\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +85,8 @@ def find_statements(text: str) -> list[_Statement]:
         quote = shorten(sentence.text[skip:], _QUOTE_LIMIT)
         if quote is None or quote_weight(quote) < MIN_QUOTE_WEIGHT:
             continue  # the evidence check would refuse it, and the whole answer with it
+        if _REDACTED in quote or _IDIOM.match(quote):
+            continue
         change = change_kind(quote)
         plain = strip_lead_in(quote)
         what, kind = _explicit(plain)
