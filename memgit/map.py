@@ -37,6 +37,27 @@ class RepoMap:
     terms: tuple[tuple[str, int], ...]
     commit: str | None
 
+    def summary_lines(self) -> list[str]:
+        """The map as ``memgit map`` prints it, one line each: the counts first (also as
+        the host hooks show it to an agent, memgit/hosts/context.py)."""
+        lines = [
+            f"{self.memories} memories, {self.captures} captured turns, {self.retired} retired"
+        ]
+        if self.scopes:
+            more = f" (+{self.more_scopes} more)" if self.more_scopes else ""
+            lines.append("scopes: " + ", ".join(f"{s} {n}" for s, n in self.scopes) + more)
+        if self.types:
+            more = f" (+{self.more_types} more)" if self.more_types else ""
+            lines.append("types:  " + ", ".join(f"{t} {n}" for t, n in self.types) + more)
+        if self.recent:
+            lines.append("recent:")
+            lines += [f"  {m.id}  {m.title}  ({m.type}, {m.scope})" for m in self.recent]
+        if self.terms:
+            lines.append("terms:  " + ", ".join(term for term, _ in self.terms))
+        if self.problems:
+            lines.append(f"{self.problems} files could not be read; `memgit recall` lists them")
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "commit": self.commit,

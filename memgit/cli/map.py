@@ -42,21 +42,7 @@ def map_command(directory: Path, recent: int, terms: int, as_json: bool) -> None
     if as_json:
         emit_json(result.to_dict())
         return
-    click.secho(
-        f"{result.memories} memories, {result.captures} captured turns, {result.retired} retired",
-        bold=True,
-    )
-    if result.scopes:
-        more = f" (+{result.more_scopes} more)" if result.more_scopes else ""
-        click.echo("scopes: " + ", ".join(f"{s} {n}" for s, n in result.scopes) + more)
-    if result.types:
-        more = f" (+{result.more_types} more)" if result.more_types else ""
-        click.echo("types:  " + ", ".join(f"{t} {n}" for t, n in result.types) + more)
-    if result.recent:
-        click.secho("recent:", bold=True)
-        for memory in result.recent:
-            click.echo(f"  {memory.id}  {memory.title}  ({memory.type}, {memory.scope})")
-    if result.terms:
-        click.echo("terms:  " + ", ".join(term for term, _ in result.terms))
-    if result.problems:
-        click.echo(f"{result.problems} files could not be read; `memgit recall` lists them")
+    header, *rest = result.summary_lines()
+    click.secho(header, bold=True)
+    for line in rest:
+        click.secho(line, bold=line == "recent:")
