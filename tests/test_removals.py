@@ -70,15 +70,17 @@ def test_a_moved_memory_or_a_named_forget_is_left_as_written(
 ) -> None:
     path, memory_id, env = memory
     (memory_file,) = git(path, "ls-files", "memories").split()
-    moved = memory_file.replace("memories/user/", "memories/project/")
+    scope = memory_file.split("/")[1]
+    other = "user" if scope == "project" else "project"
+    moved = memory_file.replace(f"memories/{scope}/", f"memories/{other}/")
     (path / moved).parent.mkdir(parents=True, exist_ok=True)
-    text = (path / memory_file).read_text("utf-8").replace("scope: user", "scope: project")
+    text = (path / memory_file).read_text("utf-8").replace(f"scope: {scope}", f"scope: {other}")
     text = text.replace("origin: memgit", "origin: human\nauthor: Sam")
     (path / moved).write_text(text, "utf-8")
     git(path, "rm", "-q", memory_file)
     git(path, "add", moved)
 
-    done = _commit(path, env, "-m", "it is a project fact")
+    done = _commit(path, env, "-m", "it belongs to the other scope")
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Memgit-" not in git(path, "log", "-1", "--format=%B")
