@@ -213,24 +213,28 @@ def score_items(
         known = set(ids.values())
         for qa in sample["qa"]:
             gold = gold_turns(qa, known, counts)
-            started = time.perf_counter()
-            pack = repo.recall(qa["question"], k=max(KS))
-            seconds = time.perf_counter() - started
-            items.append(
-                Item(
-                    sample=number,
-                    category=qa["category"],
-                    gold=frozenset(gold),
-                    turns=_read(pack.grouped_turns(), ids),
-                    memories=_read(pack.grouped_turns(memories_only=True), ids),
-                    memory_sources=tuple(
-                        frozenset(x for x in _read(hit.source_turns, ids) if x)
-                        for hit in pack.memories
-                    ),
-                    seconds=seconds,
-                )
-            )
+            items.append(ask(repo, qa, number, frozenset(gold), ids))
     return items
+
+
+def ask(
+    repo: Any, qa: dict[str, Any], sample: int, gold: frozenset[str], ids: dict[Any, str]
+) -> Item:
+    """One question recalled and timed, and what it found as dialogue ids."""
+    started = time.perf_counter()
+    pack = repo.recall(qa["question"], k=max(KS))
+    seconds = time.perf_counter() - started
+    return Item(
+        sample=sample,
+        category=qa["category"],
+        gold=gold,
+        turns=_read(pack.grouped_turns(), ids),
+        memories=_read(pack.grouped_turns(memories_only=True), ids),
+        memory_sources=tuple(
+            frozenset(x for x in _read(hit.source_turns, ids) if x) for hit in pack.memories
+        ),
+        seconds=seconds,
+    )
 
 
 def _recall(items: list[Item], found: Any) -> dict[str, dict[int, float]]:

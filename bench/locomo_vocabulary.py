@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,6 @@ def _twins(repo: MemoryRepo) -> dict[str, MemoryRepo]:
 def ask_both(corpus: Any, locomo: Any) -> tuple[dict[str, list[Any]], set[int]]:
     """Every question, asked with the vocabulary on and off in turn: items per mode, and
     the numbers of the questions the vocabulary added terms to."""
-    read = locomo._read
     items: dict[str, list[Any]] = {mode: [] for mode in MODES}
     touched: set[int] = set()
     number = 0
@@ -54,23 +52,8 @@ def ask_both(corpus: Any, locomo: Any) -> tuple[dict[str, list[Any]], set[int]]:
                 touched.add(number)
             # Alternate which goes first, so that neither always finds SQLite's pages warm.
             for mode in MODES if number % 2 == 0 else MODES[::-1]:
-                started = time.perf_counter()
-                pack = repos[mode].recall(qa["question"], k=max(locomo.KS))
-                seconds = time.perf_counter() - started
-                items[mode].append(
-                    locomo.Item(
-                        sample=sample_number,
-                        category=qa["category"],
-                        gold=frozenset(gold),
-                        turns=read(pack.grouped_turns(), ids),
-                        memories=read(pack.grouped_turns(memories_only=True), ids),
-                        memory_sources=tuple(
-                            frozenset(x for x in read(hit.source_turns, ids) if x)
-                            for hit in pack.memories
-                        ),
-                        seconds=seconds,
-                    )
-                )
+                item = locomo.ask(repos[mode], qa, sample_number, frozenset(gold), ids)
+                items[mode].append(item)
             number += 1
     return items, touched
 
