@@ -578,3 +578,34 @@ def test_a_commit_pushed_to_the_proposal_while_it_is_decided_is_not_lost(
     assert git(path, "rev-parse", branch).strip() == pushed[0]
     assert head(path) == tip
     assert git(path, "for-each-ref", "refs/memgit/") == before_refs
+
+
+def test_a_colleagues_fetched_proposal_is_listed_and_approved_here(
+    reviewed: tuple[Path, Memory], tmp_path: Path
+) -> None:
+    """Clone A proposes and pushes the proposal; clone B, after a fetch, lists it (under
+    its remote-tracking ref), shows it and approves it: the memory lands on B's branch,
+    the applied ref records it, and B leaves the remote's ref to the remote."""
+    a, old = reviewed
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(a, "remote", "add", "origin", str(remote))
+    git(a, "push", "-q", "-u", "origin", "main")
+    run_id, _ = propose(a, old)
+    git(a, "push", "-q", "origin", "main")
+    review_json(a, "push", run_id)
+    b = clone(remote, tmp_path / "b")
+    fetched = f"refs/remotes/origin/memgit/proposals/{run_id}"
+    (listed,) = review_json(b, "list")
+    assert (listed["run_id"], listed["state"], listed["ref"]) == (run_id, "open", fetched)
+    assert review_json(b, "show", run_id)["run_id"] == run_id
+    tip = git(b, "rev-parse", fetched).strip()
+
+    review_json(b, "approve", run_id)
+
+    assert git(b, "rev-parse", f"refs/memgit/applied/{run_id}").strip() == tip
+    assert git(b, "rev-parse", fetched).strip() == tip  # the remote's to delete
+    assert old.id not in {m.id for m in memories(b).values()}  # superseded here
+    assert review_json(b, "list") == []
+    assert_verified(b)
+    assert_clean(b)

@@ -38,7 +38,7 @@ from memgit.gate.contract import GateOutputError, keep_candidates
 from memgit.governance.checks import Governance
 from memgit.governance.retirements import retired_ids
 from memgit.process import replayed_run, run_change
-from memgit.review.proposals import OPEN, Proposal, find_proposal
+from memgit.review.proposals import OPEN, Proposal, find_proposal, own_branch
 from memgit.runrecord import RunRecord, read_coverage
 from memgit.settings import Settings, gate_setting
 from memgit.state.lookup import Lookup
@@ -224,17 +224,18 @@ def _replay(
 
 
 def _reviewed(proposal: Proposal) -> dict[str, str | None]:
-    """The proposal branch must still be at the commit reviewed when approval deletes it:
-    a commit pushed to it meanwhile is someone's work, not approved with the rest."""
+    """The proposal's ref must still be at the commit reviewed when approval deletes it
+    (or, fetched, when the approval records it): a commit pushed to it meanwhile is
+    someone's work, not approved with the rest."""
     return {proposal.ref: str(proposal.commit.id)}
 
 
 def _refs(proposal: Proposal, commit: pygit2.Commit | None) -> dict[str, str | None]:
     """The refs approval sets: for the proposal's own commit (``commit``), its run ref and
     the retired refs (naming the commit each memory was last active in); always the
-    applied ref, and the proposal branch deleted."""
+    applied ref, and the proposal branch deleted (when it is this clone's)."""
     refs: dict[str, str | None] = {
-        proposal.ref: None,
+        **own_branch(proposal),
         f"{REFS_APPLIED}{proposal.run_id}": str(proposal.commit.id),
     }
     if commit is not None:

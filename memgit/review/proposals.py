@@ -76,6 +76,13 @@ def branch_name(run_id: str) -> str:
     return f"{REFS_PROPOSALS}{run_id}"
 
 
+def own_branch(proposal: Proposal) -> dict[str, str | None]:
+    """What approving or rejecting ``proposal`` deletes: its branch here, when it is
+    one. A fetched proposal's remote-tracking ref is the remote's to change (the
+    applied or rejected ref tells every clone it is decided)."""
+    return {proposal.ref: None} if proposal.ref.startswith(REFS_PROPOSALS) else {}
+
+
 def iter_proposals(
     repo: pygit2.Repository, tree: pygit2.Tree | None, *, fetched: bool = False
 ) -> Iterator[Proposal]:
@@ -147,8 +154,9 @@ def _is_rejection(message: str) -> bool:
 
 
 def find_proposal(repo: pygit2.Repository, tree: pygit2.Tree | None, run_id: str) -> Proposal:
-    """The proposal of ``run_id`` (unknown: a usage error, exit 2)."""
-    for proposal in iter_proposals(repo, tree):
+    """The proposal of ``run_id``, a fetched one too (``refs/remotes/<remote>/memgit/
+    proposals/``: a colleague's, to review here); unknown: a usage error, exit 2."""
+    for proposal in iter_proposals(repo, tree, fetched=True):
         if proposal.run_id == run_id:
             return proposal
     raise UsageError(

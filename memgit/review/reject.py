@@ -17,7 +17,7 @@ import pygit2
 from memgit.constants import REFS_REJECTED
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.governance.checks import Governance
-from memgit.review.proposals import OPEN, find_proposal, render_rejection
+from memgit.review.proposals import OPEN, find_proposal, own_branch, render_rejection
 from memgit.settings import Settings
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
@@ -68,7 +68,7 @@ def reject(lookup: Lookup, settings: Settings, run_id: str, reason: str) -> Reje
         return Change(
             files={},
             message=message,
-            refs={proposal.ref: None},
+            refs=own_branch(proposal),
             # The branch deleted must be the one rejected, not a commit pushed to it since.
             expect={proposal.ref: str(proposal.commit.id)},
             allow_empty=True,

@@ -63,7 +63,7 @@ def list_proposals(
     """The open proposals (with ``everything``, applied and rejected ones too), oldest
     first, each as :meth:`Proposal.summary` gives it plus its age in seconds."""
     found = []
-    for proposal in iter_proposals(repo, tip.tree):
+    for proposal in iter_proposals(repo, tip.tree, fetched=True):
         if everything or proposal.state == OPEN:
             try:
                 found.append(_with_age(proposal.summary(repo)))
