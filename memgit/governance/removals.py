@@ -51,18 +51,23 @@ def _memory_id(path: str) -> str | None:
 def removal_trailers(view: CommitView, message: str) -> list[str]:
     """The trailers (``Key: value``) the staged change needs for the memories it
     removes and the message does not already name."""
-    present = {_memory_id(path) for path in view.changed} | {
-        _memory_id(entry) for entry in _memory_paths(view.tree)
-    }
+    removed = [
+        (path, memory_id)
+        for path in sorted(view.deleted)
+        if (memory_id := _memory_id(path)) is not None
+    ]
+    if not removed:
+        return []
+    # A move adds the id at its new path in the same commit: no walk of the tree.
+    present = {_memory_id(path) for path in view.changed}
     named = set(retired_ids(message)) | {
         value.strip() for key, value in parse_trailers(message) if key == TRAILER_FORGOTTEN
     }
     others = [tree for tree, _ in view.joins]
     successors = _successors(view)
     trailers = []
-    for path in sorted(view.deleted):
-        memory_id = _memory_id(path)
-        if memory_id is None or memory_id in present or memory_id in named:
+    for path, memory_id in removed:
+        if memory_id in present or memory_id in named:
             continue
         if any(_blob(tree, path) is None for tree in others):
             continue  # a side of the merge removed it, with its own trailer
@@ -72,23 +77,6 @@ def removal_trailers(view: CommitView, message: str) -> list[str]:
         else:
             trailers.append(f"{TRAILER_RETRACTED}: {memory_id}")
     return trailers
-
-
-def _memory_paths(tree: pygit2.Tree) -> list[str]:
-    """Every memory file of ``tree`` (to tell a move from a removal)."""
-    try:
-        top = tree[MEMORIES_DIR]
-    except KeyError:
-        return []
-    found = []
-    stack: list[tuple[str, pygit2.Object]] = [(MEMORIES_DIR, top)]
-    while stack:
-        prefix, obj = stack.pop()
-        if isinstance(obj, pygit2.Tree):
-            stack.extend((f"{prefix}/{entry.name}", entry) for entry in obj)
-        elif prefix.endswith(".md"):
-            found.append(prefix)
-    return found
 
 
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
