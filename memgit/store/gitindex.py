@@ -45,9 +45,9 @@ log = logging.getLogger(__name__)
 # From this size on the index is put in split mode after memgit's write.
 SPLIT_INDEX_BYTES = 1_000_000
 LOCK_WAIT = 5.0
-# How long the writer may take to start and take index.lock before memgit assumes it
-# found the lock held (a busy machine only costs a retry).
-WRITER_LOCK_WAIT = 0.5
+# How long the writer may take to start and take index.lock (a loaded machine can take
+# a second to start git); a lock held by another command is seen at once.
+WRITER_LOCK_WAIT = 5.0
 _NO_BLOB = "0" * 40
 
 
@@ -155,21 +155,22 @@ class GitIndex:
     def writer_holds_lock(self) -> bool:
         """Whether the writer :meth:`staged` started holds ``index.lock`` now (True when
         none was started). Read from the writer's open files under Linux's ``/proc``;
-        where there is none to read, True, as before memgit looked."""
+        where there is none to read, True, as before memgit looked. A lock file the
+        writer does not hold is another git command's: the writer cannot get it."""
         if self._writer is None:
             return True
         process = self._writer[0]
         fds = Path(f"/proc/{process.pid}/fd")
         if not fds.is_dir():
             return True
-        lock = os.path.realpath(Path(self.repo.path) / "index.lock")
+        lock = Path(self.repo.path) / "index.lock"
+        target = os.path.realpath(lock)
         deadline = time.monotonic() + WRITER_LOCK_WAIT
         while process.poll() is None:
-            try:
-                if any(os.readlink(fds / fd) == lock for fd in os.listdir(fds)):
-                    return True
-            except OSError:
-                pass  # a descriptor closed between listing and reading it
+            if _holds(fds, target):
+                return True
+            if lock.exists():
+                return _holds(fds, target)  # it may have taken the lock just now
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.002)
@@ -255,6 +256,14 @@ class GitIndex:
                 "retry; memgit's commit, if made, is kept and the next write finishes the sync",
             )
         return stdout
+
+
+def _holds(fds: Path, target: str) -> bool:
+    """Whether the process whose ``/proc/<pid>/fd`` is ``fds`` has ``target`` open."""
+    try:
+        return any(os.readlink(fds / fd) == target for fd in os.listdir(fds))
+    except OSError:
+        return False  # a descriptor closed between listing and reading it: look again
 
 
 def git_failed(command: str, message: str, *, hint: str) -> ConflictError:
