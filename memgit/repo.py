@@ -391,6 +391,17 @@ class MemoryRepo:
         folder = Path(config_dir) if config_dir is not None else None
         return install(host, self.workdir, config_dir=folder, dry_run=dry_run)
 
+    @staticmethod
+    def uninstall_host(
+        host: str, *, config_dir: str | Path | None = None, dry_run: bool = False
+    ) -> Installed:
+        """Take memgit's hook (for any memory repository) out of an agent host's
+        configuration, keeping everything else and a backup; no repository is needed."""
+        from memgit.hosts.install import uninstall
+
+        folder = Path(config_dir) if config_dir is not None else None
+        return uninstall(host, config_dir=folder, dry_run=dry_run)
+
     def remember(
         self,
         text: str,

@@ -42,6 +42,7 @@ COMMAND_METHODS = {
     "forget": ("forget", "purge"),
     "remember": ("remember",),
     "install": ("install_host",),
+    "uninstall": ("uninstall_host",),
     # The MCP server is a door in front of the API (memgit/mcp/), not a method of it.
     "mcp": (),
 }

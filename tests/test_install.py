@@ -251,3 +251,69 @@ def test_a_codex_config_memgit_cannot_merge_is_refused(
     assert first.startswith(f"error[{code}]: {config_file}: {field}: "), first
     assert config_file.read_text("utf-8") == content
     assert sorted(p.name for p in folder.iterdir()) == ["config.toml"]
+
+
+def uninstall(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return memgit_cli("uninstall", *args)
+
+
+def test_claude_code_uninstall_leaves_the_settings_as_they_were(
+    repo_path: Path, tmp_path: Path
+) -> None:
+    """Install into settings with hooks of their own, then uninstall: every memgit entry
+    is gone (its groups and the events it alone used too), the rest is as it was, a dry
+    run writes nothing, and a second uninstall changes nothing."""
+    folder = tmp_path / "claude"
+    folder.mkdir()
+    settings_file = folder / "settings.json"
+    settings_file.write_text(json.dumps(CLAUDE_SETTINGS, indent=4), "utf-8")
+    assert install(repo_path, "claude-code", "--config-dir", str(folder)).returncode == 0
+    installed = settings_file.read_bytes()
+
+    dry = uninstall("claude-code", "--config-dir", str(folder), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert b"memgit.hosts.hook" in dry.stdout and settings_file.read_bytes() == installed
+
+    done = uninstall("claude-code", "--config-dir", str(folder), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["changed"] is True
+    assert json.loads(settings_file.read_text("utf-8")) == CLAUDE_SETTINGS
+    assert (folder / "settings.json.memgit-backup").read_bytes() == installed
+
+    again = uninstall("claude-code", "--config-dir", str(folder))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.decode() == f"No memgit hook in {settings_file}: nothing changed\n"
+    assert json.loads(settings_file.read_text("utf-8")) == CLAUDE_SETTINGS
+
+
+def test_codex_uninstall_takes_out_only_memgits_notify(repo_path: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "codex"
+    folder.mkdir()
+    config = folder / "config.toml"
+    config.write_text(CODEX_CONFIG, "utf-8")
+    assert install(repo_path, "codex", "--config-dir", str(folder)).returncode == 0
+
+    done = uninstall("codex", "--config-dir", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert config.read_text("utf-8") == CODEX_CONFIG
+
+    # Another program's notify is not memgit's to take out.
+    theirs = 'notify = ["notify-send", "done"]\n' + CODEX_CONFIG
+    config.write_text(theirs, "utf-8")
+    done = uninstall("codex", "--config-dir", str(folder), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["changed"] is False
+    assert config.read_text("utf-8") == theirs
+
+
+def test_uninstall_refuses_a_broken_file_and_leaves_it(tmp_path: Path) -> None:
+    folder = tmp_path / "claude"
+    folder.mkdir()
+    broken = '{"hooks": {"Stop": [}'
+    (folder / "settings.json").write_text(broken, "utf-8")
+    done = uninstall("claude-code", "--config-dir", str(folder))
+    assert done.returncode == 3
+    assert done.stderr.decode().startswith(
+        f"error[host-config-invalid]: {folder / 'settings.json'}: "
+    )
+    assert (folder / "settings.json").read_text("utf-8") == broken
+    assert not (folder / "settings.json.memgit-backup").exists()

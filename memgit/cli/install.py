@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from memgit.cli.output import emit_json
 
+if TYPE_CHECKING:
+    from memgit.hosts.install import Installed
+
+HOST_CHOICE = click.Choice(["claude-code", "codex"])
+CONFIG_DIR_HELP = (
+    "The host's configuration folder (default: ~/.claude, or $CODEX_HOME or ~/.codex); "
+    "a project's .claude folder is that project's alone."
+)
+
 
 @click.command()
-@click.argument("host", type=click.Choice(["claude-code", "codex"]))
+@click.argument("host", type=HOST_CHOICE)
 @click.option("--dry-run", is_flag=True, help="Print the change as a diff and write nothing.")
 @click.option(
-    "--config-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The host's configuration folder (default: ~/.claude, or $CODEX_HOME or ~/.codex); "
-    "a project's .claude folder installs for that project only.",
+    "--config-dir", type=click.Path(file_okay=False, path_type=Path), help=CONFIG_DIR_HELP
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
@@ -38,13 +45,24 @@ def install(
     from memgit.repo import MemoryRepo
 
     result = MemoryRepo.open(directory).install_host(host, config_dir=config_dir, dry_run=dry_run)
+    report(
+        result,
+        host,
+        done="Installed the {host} hook in {file}",
+        unchanged="Already installed in {file}: nothing changed",
+        as_json=as_json,
+    )
+
+
+def report(result: Installed, host: str, *, done: str, unchanged: str, as_json: bool) -> None:
+    """What ``install`` or ``uninstall`` did, as JSON or a line (a diff for a dry run)."""
     if as_json:
         emit_json(result.to_dict())
     elif not result.changed:
-        click.echo(f"Already installed in {result.file}: nothing changed")
-    elif dry_run:
+        click.echo(unchanged.format(file=result.file))
+    elif result.dry_run:
         click.echo(result.diff, nl=False)
         click.echo(f"(dry run: {result.file} not written)")
     else:
         saved = f" (the old file is {result.backup})" if result.backup else ""
-        click.echo(f"Installed the {host} hook in {result.file}{saved}")
+        click.echo(done.format(host=host, file=result.file) + saved)

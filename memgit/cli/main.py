@@ -34,6 +34,7 @@ COMMANDS = {
     "remember": "memgit.cli.remember:remember",
     "mcp": "memgit.cli.mcp:mcp",
     "install": "memgit.cli.install:install",
+    "uninstall": "memgit.cli.uninstall:uninstall",
 }
 
 

@@ -1,4 +1,5 @@
-"""``memgit install HOST``: merge memgit's hook into a host's configuration.
+"""``memgit install HOST``: merge memgit's hook into a host's configuration
+(``memgit uninstall HOST``: take it out again).
 
 The host's file is the person's: every setting memgit does not own is kept as
 it is, a file that cannot be read safely is refused before anything is
@@ -40,6 +41,7 @@ HOOK_MODULE = "memgit.hosts.hook"
 _TABLE = re.compile(r"\s*\[")
 _NOTIFY = re.compile(r"\s*notify\s*=")
 _TOML_WHERE = re.compile(r"at line (\d+), column (\d+)")
+_TAKE_OUT = "take the notify line out of"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,10 +69,22 @@ class Installed:
 def install(host: str, workdir: Path, *, config_dir: Path | None, dry_run: bool) -> Installed:
     """Merge the hook for the memory repository ``workdir`` into ``host``'s configuration
     (in ``config_dir``, else the host's default folder)."""
-    folder, name, merge = HOSTS[host]
+    folder, name, merge, _ = HOSTS[host]
     path = (config_dir if config_dir is not None else folder()) / name
+    return _change(host, path, merge(_read(path), path, workdir), dry_run=dry_run)
+
+
+def uninstall(host: str, *, config_dir: Path | None, dry_run: bool) -> Installed:
+    """Take memgit's hook (for any repository) out of ``host``'s configuration, keeping
+    everything else; a file without it is left as it is."""
+    folder, name, _, remove = HOSTS[host]
+    path = (config_dir if config_dir is not None else folder()) / name
+    return _change(host, path, remove(_read(path), path), dry_run=dry_run)
+
+
+def _change(host: str, path: Path, new: str, *, dry_run: bool) -> Installed:
+    """Write ``new`` over the file at ``path`` (its backup first), unless it is the same."""
     old = _read(path)
-    new = merge(old, path, workdir)
     diff = "".join(
         difflib.unified_diff(
             old.splitlines(keepends=True),
@@ -186,6 +200,45 @@ def _place_command(groups: list[Any], command: str, path: Path, event: str) -> b
     return True
 
 
+def remove_claude(old: str, path: Path) -> str:
+    """settings.json without memgit's hook entries (a group, event or ``hooks`` object
+    they leave empty goes too); ``old`` itself when it has none."""
+    settings = _claude_settings(old, path)
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return old
+    marker = f"{HOOK_MODULE} {CLAUDE_CODE}"
+    changed = False
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list):
+                kept_groups.append(group)
+                continue
+            kept = [e for e in entries if not _is_memgit_entry(e, marker)]
+            changed |= len(kept) != len(entries)
+            if kept or len(kept) == len(entries):
+                kept_groups.append({**group, "hooks": kept})
+        if kept_groups:
+            hooks[event] = kept_groups
+        elif groups:
+            del hooks[event]
+    if not changed:
+        return old
+    if not hooks:
+        del settings["hooks"]
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def _is_memgit_entry(entry: Any, marker: str) -> bool:
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and marker in command
+
+
 def _kind(value: Any) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
     return names.get(type(value), "a number" if isinstance(value, int | float) else "null")
@@ -237,6 +290,28 @@ def merge_codex(old: str, path: Path, workdir: Path) -> str:
     return new
 
 
+def remove_codex(old: str, path: Path) -> str:
+    """config.toml without memgit's ``notify`` line; ``old`` itself when notify is not
+    memgit's (another program's is left alone)."""
+    config = _codex_config(old, path)
+    current = config.get("notify")
+    if current is None or not _is_ours(current):
+        return old
+    lines = old.splitlines(keepends=True)
+    top = next((i for i, text in enumerate(lines) if _TABLE.match(text)), len(lines))
+    at = [i for i in range(top) if _NOTIFY.match(lines[i])]
+    if len(at) != 1:
+        raise _unplaceable(path, _TAKE_OUT)
+    new = "".join([*lines[: at[0]], *lines[at[0] + 1 :]])
+    try:
+        reread = tomllib.loads(new)
+    except tomllib.TOMLDecodeError as err:
+        raise _unplaceable(path, _TAKE_OUT) from err
+    if reread != {key: value for key, value in config.items() if key != "notify"}:
+        raise _unplaceable(path, _TAKE_OUT)
+    return new
+
+
 def _codex_config(old: str, path: Path) -> dict[str, Any]:
     try:
         config = tomllib.loads(old)
@@ -260,17 +335,21 @@ def _shown(words: list[str]) -> str:
     return shlex.join(words)[:80]
 
 
-def _unplaceable(path: Path) -> ConflictError:
+def _unplaceable(
+    path: Path, doing: str = "place one notify line at the top level of"
+) -> ConflictError:
     return ConflictError(
-        "memgit cannot place one notify line at the top level of this file and read it back",
+        f"memgit cannot {doing} this file and read it back as meant",
         code="host-config-conflict",
         path=str(path),
         field="notify",
-        hint="add the notify line by hand (docs/hosts.md#codex); memgit changed nothing",
+        hint="edit the notify line by hand (docs/hosts.md#codex); memgit changed nothing",
     )
 
 
-HOSTS: dict[str, tuple[Callable[[], Path], str, Callable[[str, Path, Path], str]]] = {
-    CLAUDE_CODE: (_claude_folder, "settings.json", merge_claude),
-    CODEX: (_codex_folder, "config.toml", merge_codex),
+Merge = Callable[[str, Path, Path], str]
+Remove = Callable[[str, Path], str]
+HOSTS: dict[str, tuple[Callable[[], Path], str, Merge, Remove]] = {
+    CLAUDE_CODE: (_claude_folder, "settings.json", merge_claude, remove_claude),
+    CODEX: (_codex_folder, "config.toml", merge_codex, remove_codex),
 }
