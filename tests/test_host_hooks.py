@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -144,6 +145,18 @@ def test_claude_code_prompt_and_answer_are_captured_and_processed(
     context = output["hookSpecificOutput"]["additionalContext"]
     assert "1 memories" in context and "recall" in context
     assert "6543" in context
+    # The agent runs the recall command it was told, in a shell with no venv on PATH.
+    told = re.search(r"To recall: (.+) 'QUERY'\.", context)
+    assert told is not None, context
+    recalled = subprocess.run(
+        f"{told[1]} 6543",
+        shell=True,
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        check=False,
+    )
+    assert recalled.returncode == 0, recalled.stderr.decode()
+    assert b"6543" in recalled.stdout
     assert git(repo_path, "status", "--porcelain") == ""
 
 
