@@ -551,7 +551,7 @@ def test_without_the_sdk_the_command_names_the_extra(repo: Path, env: dict[str, 
     assert done.stdout == b""
     assert done.stderr.decode().splitlines() == [
         "error[mcp-not-installed]: memgit mcp needs the MCP SDK, which is not installed",
-        "hint: install memgit with its mcp extra: pip install 'memgit[mcp]'",
+        "hint: install memgit's mcp extra from its checkout: pip install -e '.[mcp]'",
     ]
 
 

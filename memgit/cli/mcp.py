@@ -31,13 +31,13 @@ def mcp(directory: Path, as_json: bool) -> None:
     Register `memgit -C PATH mcp` as a stdio server in the host's configuration
     (docs/mcp.md). While serving, stdout carries only protocol messages; logs go
     to stderr. A failed call is a tool error with memgit's error line, and the
-    server keeps serving. Needs the mcp extra: pip install 'memgit[mcp]'.
+    server keeps serving. Needs the mcp extra: pip install -e '.[mcp]' in memgit's checkout.
     """
     if importlib.util.find_spec("mcp") is None:
         raise UsageError(
             "memgit mcp needs the MCP SDK, which is not installed",
             code="mcp-not-installed",
-            hint="install memgit with its mcp extra: pip install 'memgit[mcp]'",
+            hint="install memgit's mcp extra from its checkout: pip install -e '.[mcp]'",
         )
     from memgit.mcp.server import serve
     from memgit.repo import MemoryRepo
