@@ -360,8 +360,18 @@ def test_a_change_of_mind_in_the_same_run_waits_for_the_next(repo_path: Path) ->
             "From now on, tag release 1 with the build date.",
             "From now on, tag release 8 with the build date.",
         ),
+        (
+            "Remember that server 7 runs Debian 3.",
+            "Remember that server 14 now runs Debian 5.",
+        ),
     ],
-    ids=["no-shared-topic", "one-incidental-word", "same-domain-only", "a-second-new-rule"],
+    ids=[
+        "no-shared-topic",
+        "one-incidental-word",
+        "same-domain-only",
+        "a-second-new-rule",
+        "another-numbered-thing",
+    ],
 )
 def test_an_unrelated_change_of_mind_is_a_new_memory(
     repo_path: Path, first: str, second: str

@@ -57,6 +57,17 @@ _HOW = re.compile(
 # not one topic.
 _NOISE = frozenset({"com", "org", "net", "io", "www", "http", "https", "html"})
 _MIN_SHARED = 2
+# What a statement is about, when it opens with a name and a number ("Server 14 ...",
+# "Release 8 ..."): two statements whose openings name different numbers speak of two
+# things, however many other words they share ("Server 14 now runs Debian 5" leaves
+# "Server 7 runs Debian 3" alone). "Python 3.12 is required now" leaves "Python 3.11 is
+# required" alone too: a memory kept beside another is worse than none, but retiring a
+# true one loses it.
+_NUMBERED_SUBJECT = re.compile(
+    r"^\W*(?:(?:please\s+)?(?:remember|note)(?:\s+that)?[:,]?\s+)?(?:the\s+)?"
+    r"([^\W\d_][\w-]*)\s*#?\s*(\d[\w.]*)",
+    re.IGNORECASE,
+)
 
 
 def change_kind(text: str) -> str | None:
@@ -77,6 +88,12 @@ def strip_lead_in(text: str) -> str:
     return text[lead.end() :] if lead else text
 
 
+def _numbered_subject(text: str) -> tuple[str, str] | None:
+    """The name and number a statement opens with, if it opens with them."""
+    found = _NUMBERED_SUBJECT.match(text)
+    return (found[1].lower(), found[2].lower().rstrip(".")) if found else None
+
+
 def _about(text: str) -> frozenset[str]:
     return topic_terms(_HOW.sub(" ", text)) - _NOISE
 
@@ -86,10 +103,14 @@ def find_target(text: str, known: Mapping[str, str], *, taken: Set[str]) -> str 
     of, or None when none is clear enough; ``taken`` ids are passed over (another
     candidate of the answer already changes them)."""
     words = _about(text)
+    subject = _numbered_subject(strip_lead_in(text))
     best: tuple[int, float] | None = None
     found = None
     for memory_id, content in known.items():
         if memory_id in taken:
+            continue
+        other = _numbered_subject(content)
+        if subject and other and subject[0] == other[0] and subject[1] != other[1]:
             continue
         about = _about(content)
         shared = len(words & about)
