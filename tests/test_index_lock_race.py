@@ -61,3 +61,22 @@ def test_a_commit_made_when_the_lock_is_released_keeps_memgits_capture(
     assert outcome.path in tree, "the person's commit undid memgit's capture"
     assert "note.txt" in tree
     assert git(repo_path, "status", "--porcelain") == ""
+
+
+def test_where_the_writers_files_cannot_be_read_memgit_writes_as_before(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ptrace policy (Yama's ptrace_scope 2 or 3) hides even a child's /proc/<pid>/fd:
+    memgit cannot look, so it must move the branch as it did before it looked, not give
+    every attempt up until 'the branch kept moving'."""
+    listdir = gitindex.os.listdir
+
+    def hidden(path: object) -> list[str]:
+        if str(path).startswith("/proc/"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return listdir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitindex.os, "listdir", hidden)
+    outcome = MemoryRepo.open(repo_path).capture(make_turn(0, "Remember the wiki moved."))
+    assert outcome.commit == git(repo_path, "rev-parse", "HEAD").strip()
+    assert git(repo_path, "status", "--porcelain") == ""

@@ -155,25 +155,31 @@ class GitIndex:
     def writer_holds_lock(self) -> bool:
         """Whether the writer :meth:`staged` started holds ``index.lock`` now (True when
         none was started). Read from the writer's open files under Linux's ``/proc``;
-        where there is none to read, True, as before memgit looked. A lock file the
-        writer does not hold is another git command's: the writer cannot get it."""
+        where memgit cannot look (no ``/proc``, or a ptrace policy that hides them),
+        True, as before it looked. A lock file the writer does not hold is another git
+        command's: the writer cannot get it."""
         if self._writer is None:
             return True
         process = self._writer[0]
         fds = Path(f"/proc/{process.pid}/fd")
-        if not fds.is_dir():
-            return True
         lock = Path(self.repo.path) / "index.lock"
         target = os.path.realpath(lock)
         deadline = time.monotonic() + WRITER_LOCK_WAIT
-        while process.poll() is None:
-            if _holds(fds, target):
-                return True
-            if lock.exists():
-                return _holds(fds, target)  # it may have taken the lock just now
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.002)
+        try:
+            while process.poll() is None:
+                if _holds(fds, target):
+                    return True
+                if lock.exists():
+                    return _holds(fds, target)  # it may have taken the lock just now
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.002)
+        except (PermissionError, NotADirectoryError):
+            return True
+        except FileNotFoundError:
+            if not fds.parent.parent.is_dir():
+                return True  # no /proc at all
+            # else the writer has just exited: poll() says so below
         return False
 
     def start_write(self, entries: Mapping[str, Entry | None]) -> None:
@@ -259,11 +265,15 @@ class GitIndex:
 
 
 def _holds(fds: Path, target: str) -> bool:
-    """Whether the process whose ``/proc/<pid>/fd`` is ``fds`` has ``target`` open."""
-    try:
-        return any(os.readlink(fds / fd) == target for fd in os.listdir(fds))
-    except OSError:
-        return False  # a descriptor closed between listing and reading it: look again
+    """Whether the process whose ``/proc/<pid>/fd`` is ``fds`` has ``target`` open
+    (``os.listdir`` raises when memgit may not look)."""
+    for fd in os.listdir(fds):
+        try:
+            if os.readlink(fds / fd) == target:
+                return True
+        except FileNotFoundError:
+            continue  # closed between listing and reading
+    return False
 
 
 def git_failed(command: str, message: str, *, hint: str) -> ConflictError:
