@@ -165,7 +165,7 @@ def first_request(
     batches, _ = pending_batches(lookup, settings, include_rejected=include_rejected)
     if not batches:
         return None
-    return _request(settings, batches[0], index, _tree(git))
+    return request_for(settings, batches[0], index, _tree(git))
 
 
 def process_inbox(
@@ -248,7 +248,7 @@ def _make_batch(
     return _Batch(captures=tuple(captures), units=units, closed=closed, held=held)
 
 
-def _request(
+def request_for(
     settings: Settings, batch: _Batch, index: LexicalIndex, tree: pygit2.Tree | None
 ) -> GateRequest:
     limit = gate_setting(settings, "related_memories", DEFAULT_RELATED)
@@ -267,11 +267,11 @@ def _run_batch(
     git = lookup.repo
     base = _tip(git)
     catalog = Catalog(git, base.tree if base is not None else None)
-    request = _request(settings, batch, index, catalog.tree)
+    request = request_for(settings, batch, index, catalog.tree)
     answer = backend.answer(request)
     corrected: tuple[Problem, ...] = ()
     try:
-        gate = _check(answer, batch, settings, catalog, batch.closed)
+        gate = check_answer(answer, batch, settings, catalog)
     except GateOutputError as refused:
         if not backend.can_correct:
             _record_failure(git, batch, backend, refused.problems)
@@ -280,7 +280,7 @@ def _run_batch(
         request = replace(request, problems=refused.problems)
         answer = backend.answer(request)
         try:
-            gate = _check(answer, batch, settings, catalog, batch.closed)
+            gate = check_answer(answer, batch, settings, catalog)
         except GateOutputError as again:
             _record_failure(git, batch, backend, corrected + again.problems)
             raise
@@ -402,9 +402,24 @@ def replayed_run(
     was when it was made: the backend is not asked again. A target gone since, or any
     other check the answer no longer passes, raises GateOutputError; units decided
     since are cut by :func:`run_change`, as for a run that lost a race."""
-    repo = lookup.repo
     given = record.gate_output if answer is None else answer
-    # The units the answer has no row for were decided before it was asked for.
+    batch = recorded_batch(lookup.repo, record)
+    gate = check_answer(given, batch, settings, catalog)
+    return RunSpec(
+        run_id=record.run_id,
+        now=datetime.fromisoformat(record.created.replace("Z", "+00:00")),
+        backend=record.backend,
+        model=record.model,
+        prompt_digest=record.prompt_digest,
+        batch=batch,
+        gate=gate,
+        diagnostics=(*record.diagnostics, {"code": "replayed", "count": 1}),
+    )
+
+
+def recorded_batch(repo: pygit2.Repository, record: RunRecord) -> _Batch:
+    """The batch a recorded run answered: its captures' units, those its answer has no
+    row for (decided before it was asked) shown as context that cannot support."""
     covered = {row.get("unit_id") for row in record.gate_output.get("coverage", ())}
     captures = []
     for item in record.inputs:
@@ -416,18 +431,14 @@ def replayed_run(
         captures.append(
             PendingCapture(path=item.path, blob=item.blob, timestamp=turn.timestamp, units=units)
         )
-    batch = _make_batch(captures, ProcessingState(), frozenset())
-    gate = _check(given, batch, settings, catalog, batch.closed)
-    return RunSpec(
-        run_id=record.run_id,
-        now=datetime.fromisoformat(record.created.replace("Z", "+00:00")),
-        backend=record.backend,
-        model=record.model,
-        prompt_digest=record.prompt_digest,
-        batch=batch,
-        gate=gate,
-        diagnostics=(*record.diagnostics, {"code": "replayed", "count": 1}),
-    )
+    return _make_batch(captures, ProcessingState(), frozenset())
+
+
+def check_answer(
+    answer: str | bytes | dict[str, Any], batch: _Batch, settings: Settings, catalog: Catalog
+) -> GateOutput:
+    """A backend's answer for ``batch``, checked against ``catalog``'s tree as a run's is."""
+    return _check(answer, batch, settings, catalog, batch.closed)
 
 
 def _proposal(settings: Settings, gate: GateOutput, catalog: Catalog, run_id: str) -> str | None:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from memgit.pack import EvidencePack
     from memgit.purge import Purged
     from memgit.remember import Remembered
+    from memgit.replay import Replay
     from memgit.sharing.sync import SyncResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
@@ -225,6 +226,29 @@ class MemoryRepo:
             progress=progress,
             include_rejected=include_rejected,
         )
+
+    def replay(
+        self, run_ids: Iterable[str], *, backend: str | Backend | None = None
+    ) -> tuple[Replay, ...]:
+        """Ask ``backend`` (a name, a backend, or memgit.yaml's) again what each run was
+        asked, and diff its answer against the run's commit; nothing is written
+        (docs/gate.md#replaying-runs)."""
+        from memgit.gate.backends import make_backend
+        from memgit.replay import replay_runs
+
+        if backend is None or isinstance(backend, str):
+            name = backend or self.settings.gate.get("backend", "rules")
+            if name == "host":
+                raise UsageError(
+                    "the host backend cannot be asked again: the agent answered it",
+                    code="usage",
+                    field="--backend",
+                    hint="name a backend memgit can ask: rules, openai or command",
+                )
+            chosen: Backend = make_backend(name, self.settings.gate)
+        else:
+            chosen = backend
+        return replay_runs(self.git, self.settings, self._recall_index(), chosen, run_ids)
 
     def gate_prompt(self, *, include_rejected: bool = False) -> GateRequest | None:
         """What the Gate is asked for the first pending batch; None when nothing is pending."""

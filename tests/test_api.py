@@ -41,6 +41,7 @@ COMMAND_METHODS = {
     "diff": ("diff",),
     "forget": ("forget", "purge"),
     "remember": ("remember",),
+    "replay": ("replay",),
     "install": ("install_host",),
     "uninstall": ("uninstall_host",),
     # The MCP server is a door in front of the API (memgit/mcp/), not a method of it.

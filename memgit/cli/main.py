@@ -31,6 +31,7 @@ COMMANDS = {
     "blame": "memgit.cli.blame:blame",
     "diff": "memgit.cli.diff:diff",
     "forget": "memgit.cli.forget:forget",
+    "replay": "memgit.cli.replay:replay",
     "remember": "memgit.cli.remember:remember",
     "mcp": "memgit.cli.mcp:mcp",
     "install": "memgit.cli.install:install",

@@ -1,0 +1,223 @@
+"""``memgit replay RUN_ID...``: ask a backend again what a committed run was asked, and
+diff its answer against what the run committed, without writing anything.
+
+A run's record names the captures it read (by blob) and the Gate answer it stored, so
+the question can be put again as it was: the same units (those the stored answer
+covered can support a memory; the others were decided before, and are context), and
+the related memories as the run's parent commit holds them, found by the recall index
+as ``memgit process`` finds them. The prompt's digest says whether it is the very
+prompt the run was asked (``same_prompt``); the index is today's, so a memory retired
+since the run may be missing from the related ones. The answer is checked against the
+parent's tree as the run's was, applied there in memory, and each memory file it would
+write is compared with the run's commit. Nothing is written: no object, ref or file.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pygit2
+
+from memgit.catalog import Catalog
+from memgit.constants import MEMORIES_DIR, REFS_RUNS, TRAILER_RUN
+from memgit.derived.lexical import LexicalIndex
+from memgit.derived.lookup import IndexLookup
+from memgit.errors import Problem, UsageError
+from memgit.gate.backends import Backend
+from memgit.gate.contract import GateOutputError
+from memgit.layout import check_run_id, run_path
+from memgit.process import RunSpec, check_answer, recorded_batch, request_for, run_change
+from memgit.runrecord import parse_run_record
+from memgit.settings import Settings
+from memgit.store.tree import blob_at, diff_trees, read_blob
+from memgit.trailers import parse_trailers
+
+# How far back along the first parents a run without its ref is looked for.
+MAX_WALK = 100_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileChange:
+    """One memory file the run and the replay leave differently (``None``: not written)."""
+
+    path: str
+    committed: str | None
+    replayed: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        diff = "".join(
+            difflib.unified_diff(
+                (self.committed or "").splitlines(keepends=True),
+                (self.replayed or "").splitlines(keepends=True),
+                fromfile=f"committed/{self.path}",
+                tofile=f"replayed/{self.path}",
+            )
+        )
+        return {
+            "path": self.path,
+            "committed": self.committed is not None,
+            "replayed": self.replayed is not None,
+            "diff": diff,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replay:
+    """One run asked again: what it committed, what the backend answers now."""
+
+    run_id: str
+    commit: str
+    backend: str
+    model: str | None
+    same_prompt: bool
+    committed: tuple[dict[str, Any], ...]
+    replayed: tuple[dict[str, Any], ...]
+    refused: tuple[Problem, ...]
+    files: tuple[FileChange, ...]
+
+    @property
+    def same(self) -> bool:
+        """Whether the replay would have written exactly what the run did."""
+        return not self.refused and not self.files
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "commit": self.commit,
+            "backend": self.backend,
+            "model": self.model,
+            "same_prompt": self.same_prompt,
+            "same": self.same,
+            "committed": list(self.committed),
+            "replayed": list(self.replayed),
+            "refused": [problem.to_dict() for problem in self.refused],
+            "files": [change.to_dict() for change in self.files],
+        }
+
+
+def replay_runs(
+    git: pygit2.Repository,
+    settings: Settings,
+    index: LexicalIndex,
+    backend: Backend,
+    run_ids: Iterable[str],
+) -> tuple[Replay, ...]:
+    """Each run of ``run_ids`` (in HEAD's history) asked again of ``backend``."""
+    ids = [check_run_id(run_id, field="RUN_ID") for run_id in run_ids]
+    if not ids:
+        raise UsageError("name at least one run id", code="usage", field="RUN_ID")
+    index.refresh()
+    lookup = IndexLookup(index)
+    return tuple(_replay(git, settings, index, lookup, backend, run_id) for run_id in ids)
+
+
+def _replay(
+    git: pygit2.Repository,
+    settings: Settings,
+    index: LexicalIndex,
+    lookup: IndexLookup,
+    backend: Backend,
+    run_id: str,
+) -> Replay:
+    commit = run_commit(git, run_id)
+    entry = blob_at(commit.tree, run_path(run_id))
+    assert entry is not None  # run_commit found the record there
+    record = parse_run_record(read_blob(git, entry), path=run_path(run_id))
+    parent = commit.parents[0] if commit.parents else None
+    catalog = Catalog(git, parent.tree if parent is not None else None)
+    batch = recorded_batch(git, record)
+    request = request_for(settings, batch, index, catalog.tree)
+    replayed: tuple[dict[str, Any], ...] = ()
+    refused: tuple[Problem, ...] = ()
+    written: dict[str, bytes | None] = {}
+    try:
+        gate = check_answer(backend.answer(request), batch, settings, catalog)
+    except GateOutputError as err:
+        refused = err.problems
+    else:
+        spec = RunSpec(
+            run_id=run_id,
+            now=datetime.fromisoformat(record.created.replace("Z", "+00:00")),
+            backend=backend.name,
+            model=backend.model,
+            prompt_digest=request.digest,
+            batch=batch,
+            gate=gate,
+        )
+        applied: list[Any] = []
+        change = run_change(lookup, settings, spec, catalog, parent, applied)
+        replayed = tuple(decision.to_dict() for decision in applied)
+        written = dict(change.files) if change is not None else {}
+    return Replay(
+        run_id=run_id,
+        commit=str(commit.id),
+        backend=backend.name,
+        model=backend.model,
+        same_prompt=request.digest == record.prompt_digest,
+        committed=record.decisions,
+        replayed=replayed,
+        refused=refused,
+        files=() if refused else _memory_changes(git, parent, commit, written),
+    )
+
+
+def _memory_changes(
+    git: pygit2.Repository,
+    parent: pygit2.Commit | None,
+    commit: pygit2.Commit,
+    written: dict[str, bytes | None],
+) -> tuple[FileChange, ...]:
+    """The memory files the run's commit and the replay leave differently: each path
+    either changed, as the commit holds it against as the replay would leave it."""
+    before = parent.tree if parent is not None else None
+    paths = {
+        path
+        for path in [*diff_trees(git, before, commit.tree), *written]
+        if path.startswith(f"{MEMORIES_DIR}/")
+    }
+    changes = []
+    for path in sorted(paths):
+        committed = _text(git, commit.tree, path)
+        if path in written:
+            data = written[path]
+            replayed = data.decode("utf-8") if data is not None else None
+        else:
+            replayed = _text(git, before, path)
+        if committed != replayed:
+            changes.append(FileChange(path=path, committed=committed, replayed=replayed))
+    return tuple(changes)
+
+
+def _text(git: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> str | None:
+    blob = blob_at(tree, path) if tree is not None else None
+    return read_blob(git, blob).decode("utf-8") if blob is not None else None
+
+
+def run_commit(git: pygit2.Repository, run_id: str) -> pygit2.Commit:
+    """The commit that made run ``run_id``: its ``refs/memgit/runs/`` ref, else the first
+    commit along HEAD's first parents whose ``Memgit-Run`` trailer names it."""
+    ref = git.references.get(REFS_RUNS + run_id)
+    if ref is not None:
+        found = git.get(ref.target)
+        if isinstance(found, pygit2.Commit) and blob_at(found.tree, run_path(run_id)):
+            return found
+    if not git.head_is_unborn:
+        walker = git.walk(git.head.target, pygit2.enums.SortMode.TOPOLOGICAL)
+        walker.simplify_first_parent()
+        for number, commit in enumerate(walker):
+            if number >= MAX_WALK:
+                break
+            if f"{TRAILER_RUN}: {run_id}" in commit.message and (run_id,) == tuple(
+                value for key, value in parse_trailers(commit.message) if key == TRAILER_RUN
+            ):
+                return commit
+    raise UsageError(
+        f"no run {run_id} in this branch's history",
+        code="unknown-run",
+        field="RUN_ID",
+        hint="`git log --format='%h %(trailers:key=Memgit-Run)'` lists the runs",
+    )
