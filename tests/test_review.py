@@ -379,6 +379,19 @@ def test_show_gives_memories_quotes_turns_and_the_diff(reviewed: tuple[Path, Mem
 # ---------------------------------------------------------------- push and merge elsewhere
 
 
+def shared_proposal(a: Path, old: Memory, tmp_path: Path) -> tuple[Path, str]:
+    """A bare remote for clone ``a``, and a proposal superseding ``old`` pushed to it
+    (``review push``) after the branch with the proposal's capture: (remote, run id)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(a, "remote", "add", "origin", str(remote))
+    git(a, "push", "-q", "-u", "origin", "main")
+    run_id, _ = propose(a, old)
+    git(a, "push", "-q", "origin", "main")  # the proposal's capture
+    review_json(a, "push", run_id)
+    return remote, run_id
+
+
 def clone(remote: Path, where: Path) -> Path:
     git(where.parent, "clone", "-q", str(remote), str(where))
     return where
@@ -407,13 +420,7 @@ def test_a_proposal_merged_elsewhere_counts_as_applied(
     clone B and pushed, pulled back into A: applied, not open, its units not proposed
     again, and verify passes."""
     a, old = reviewed
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(a, "remote", "add", "origin", str(remote))
-    git(a, "push", "-q", "-u", "origin", "main")
-    run_id, _ = propose(a, old)
-    git(a, "push", "-q", "origin", "main")  # the proposal's capture
-    review_json(a, "push", run_id)
+    remote, run_id = shared_proposal(a, old, tmp_path)
     b = clone(remote, tmp_path / "b")
     assert prompt_units(b) == []  # B fetched A's proposal: its units are not asked again
     git(b, "fetch", "-q", "origin", f"memgit/proposals/{run_id}")
@@ -519,13 +526,7 @@ def test_sync_records_the_refs_of_a_proposal_merged_on_the_host(
     without its run ref and retired ref; the next `memgit sync` records both, as approve
     would have, and pushes them so every clone has them."""
     a, old = reviewed
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(a, "remote", "add", "origin", str(remote))
-    git(a, "push", "-q", "-u", "origin", "main")
-    run_id, _ = propose(a, old)
-    git(a, "push", "-q", "origin", "main")
-    review_json(a, "push", run_id)
+    remote, run_id = shared_proposal(a, old, tmp_path)
     proposal = ref(a, PROPOSALS + run_id)
     b = clone(remote, tmp_path / "b")
     git(b, "fetch", "-q", "origin", f"memgit/proposals/{run_id}")
@@ -587,13 +588,7 @@ def test_a_colleagues_fetched_proposal_is_listed_and_approved_here(
     its remote-tracking ref), shows it and approves it: the memory lands on B's branch,
     the applied ref records it, and B leaves the remote's ref to the remote."""
     a, old = reviewed
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(a, "remote", "add", "origin", str(remote))
-    git(a, "push", "-q", "-u", "origin", "main")
-    run_id, _ = propose(a, old)
-    git(a, "push", "-q", "origin", "main")
-    review_json(a, "push", run_id)
+    remote, run_id = shared_proposal(a, old, tmp_path)
     b = clone(remote, tmp_path / "b")
     fetched = f"refs/remotes/origin/memgit/proposals/{run_id}"
     (listed,) = review_json(b, "list")
