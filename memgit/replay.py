@@ -105,11 +105,18 @@ def replay_runs(
     index: LexicalIndex,
     backend: Backend,
     run_ids: Iterable[str],
+    *,
+    last: int | None = None,
 ) -> tuple[Replay, ...]:
-    """Each run of ``run_ids`` (in HEAD's history) asked again of ``backend``."""
+    """Each run of ``run_ids`` (in HEAD's history), then the ``last`` runs along HEAD's
+    first parents (oldest first), asked again of ``backend``."""
     ids = [check_run_id(run_id, field="RUN_ID") for run_id in run_ids]
+    if last is not None:
+        if last < 1:
+            raise UsageError("--last takes a number of runs, 1 or more", field="--last")
+        ids += [run_id for run_id in recent_runs(git, last) if run_id not in ids]
     if not ids:
-        raise UsageError("name at least one run id", code="usage", field="RUN_ID")
+        raise UsageError("name a run id, or --last N", code="usage", field="RUN_ID")
     index.refresh()
     lookup = IndexLookup(index)
     return tuple(_replay(git, settings, index, lookup, backend, run_id) for run_id in ids)
@@ -197,6 +204,33 @@ def _text(git: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> str | 
     return read_blob(git, blob).decode("utf-8") if blob is not None else None
 
 
+def _first_parents(git: pygit2.Repository) -> Iterable[pygit2.Commit]:
+    if git.head_is_unborn:
+        return
+    walker = git.walk(git.head.target, pygit2.enums.SortMode.TOPOLOGICAL)
+    walker.simplify_first_parent()
+    for number, commit in enumerate(walker):
+        if number >= MAX_WALK:
+            return
+        yield commit
+
+
+def _runs_of(commit: pygit2.Commit) -> list[str]:
+    if TRAILER_RUN not in commit.message:
+        return []
+    return [value for key, value in parse_trailers(commit.message) if key == TRAILER_RUN]
+
+
+def recent_runs(git: pygit2.Repository, count: int) -> list[str]:
+    """The ids of the last ``count`` runs along HEAD's first parents, oldest first."""
+    found: list[str] = []
+    for commit in _first_parents(git):
+        found += _runs_of(commit)
+        if len(found) >= count:
+            break
+    return found[:count][::-1]
+
+
 def run_commit(git: pygit2.Repository, run_id: str) -> pygit2.Commit:
     """The commit that made run ``run_id``: its ``refs/memgit/runs/`` ref, else the first
     commit along HEAD's first parents whose ``Memgit-Run`` trailer names it."""
@@ -205,16 +239,9 @@ def run_commit(git: pygit2.Repository, run_id: str) -> pygit2.Commit:
         found = git.get(ref.target)
         if isinstance(found, pygit2.Commit) and blob_at(found.tree, run_path(run_id)):
             return found
-    if not git.head_is_unborn:
-        walker = git.walk(git.head.target, pygit2.enums.SortMode.TOPOLOGICAL)
-        walker.simplify_first_parent()
-        for number, commit in enumerate(walker):
-            if number >= MAX_WALK:
-                break
-            if f"{TRAILER_RUN}: {run_id}" in commit.message and (run_id,) == tuple(
-                value for key, value in parse_trailers(commit.message) if key == TRAILER_RUN
-            ):
-                return commit
+    for commit in _first_parents(git):
+        if run_id in _runs_of(commit):
+            return commit
     raise UsageError(
         f"no run {run_id} in this branch's history",
         code="unknown-run",

@@ -228,11 +228,15 @@ class MemoryRepo:
         )
 
     def replay(
-        self, run_ids: Iterable[str], *, backend: str | Backend | None = None
+        self,
+        run_ids: Iterable[str] = (),
+        *,
+        last: int | None = None,
+        backend: str | Backend | None = None,
     ) -> tuple[Replay, ...]:
-        """Ask ``backend`` (a name, a backend, or memgit.yaml's) again what each run was
-        asked, and diff its answer against the run's commit; nothing is written
-        (docs/gate.md#replaying-runs)."""
+        """Ask ``backend`` (a name, a backend, or memgit.yaml's) again what each run (of
+        ``run_ids``, then the ``last`` runs of the branch) was asked, and diff its answer
+        against the run's commit; nothing is written (docs/gate.md#replaying-runs)."""
         from memgit.gate.backends import make_backend
         from memgit.replay import replay_runs
 
@@ -248,7 +252,9 @@ class MemoryRepo:
             chosen: Backend = make_backend(name, self.settings.gate)
         else:
             chosen = backend
-        return replay_runs(self.git, self.settings, self._recall_index(), chosen, run_ids)
+        return replay_runs(
+            self.git, self.settings, self._recall_index(), chosen, run_ids, last=last
+        )
 
     def gate_prompt(self, *, include_rejected: bool = False) -> GateRequest | None:
         """What the Gate is asked for the first pending batch; None when nothing is pending."""

@@ -112,6 +112,16 @@ def test_the_cli_says_same_or_differs_by_exit_status(runs: tuple[Path, list[str]
     )
 
 
+def test_last_n_replays_the_branchs_most_recent_runs_oldest_first(
+    runs: tuple[Path, list[str]],
+) -> None:
+    path, ids = runs
+    assert [r.run_id for r in MemoryRepo.open(path).replay(last=1)] == ids[1:]
+    assert [r.run_id for r in MemoryRepo.open(path).replay(last=50)] == ids
+    # A run named and also among the last is asked once.
+    assert [r.run_id for r in MemoryRepo.open(path).replay(ids[1:], last=2)] == ids[::-1]
+
+
 @pytest.mark.parametrize(
     ("args", "code", "status"),
     [
@@ -120,6 +130,8 @@ def test_the_cli_says_same_or_differs_by_exit_status(runs: tuple[Path, list[str]
         (["x" * 5000], "invalid-id", 3),
         (["--backend", "host", "20261130T100000Z-zzzzzz"], "usage", 2),
         (["--backend", "nonsense", "20261130T100000Z-zzzzzz"], "unknown-backend", 2),
+        (["--last", "0"], "usage", 2),
+        ([], "usage", 2),
     ],
 )
 def test_bad_input_is_refused_and_changes_nothing(

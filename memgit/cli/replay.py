@@ -10,15 +10,24 @@ from memgit.cli.output import emit_json
 
 
 @click.command("replay")
-@click.argument("run_ids", metavar="RUN_ID...", nargs=-1, required=True)
+@click.argument("run_ids", metavar="[RUN_ID...]", nargs=-1)
+@click.option(
+    "--last", type=click.IntRange(min=1), metavar="N", help="Also the branch's last N runs."
+)
 @click.option(
     "--backend",
     help="The Gate backend to ask (rules, openai, command; default: gate.backend).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print each replay as JSON.")
 @click.pass_obj
-def replay(directory: Path, run_ids: tuple[str, ...], backend: str | None, as_json: bool) -> None:
-    """Ask a backend again what runs RUN_ID... were asked, and diff against their commits.
+def replay(
+    directory: Path,
+    run_ids: tuple[str, ...],
+    last: int | None,
+    backend: str | None,
+    as_json: bool,
+) -> None:
+    """Ask a backend again what runs RUN_ID... (or the last N) were asked, and diff.
 
     \b
     Each run's question is put again as it was: the units of the captures it
@@ -31,7 +40,7 @@ def replay(directory: Path, run_ids: tuple[str, ...], backend: str | None, as_js
     """
     from memgit.repo import MemoryRepo
 
-    replays = MemoryRepo.open(directory).replay(run_ids, backend=backend)
+    replays = MemoryRepo.open(directory).replay(run_ids, last=last, backend=backend)
     if as_json:
         emit_json([item.to_dict() for item in replays])
     else:
