@@ -26,7 +26,7 @@ from memgit.trailers import render_message
 DEFAULT_PRE_COMMIT_CONFIG = """\
 # memgit's checks for every commit to this memory repository (docs/governance.md).
 # `memgit init` installs them in each clone (docs/sharing.md).
-default_install_hook_types: [pre-commit, commit-msg, post-commit]
+default_install_hook_types: [pre-commit, commit-msg, post-commit, post-merge]
 default_stages: [pre-commit]
 repos:
   - repo: local
@@ -65,6 +65,13 @@ repos:
         entry: memgit-record-retired-refs
         language: system
         stages: [post-commit]
+        always_run: true
+        pass_filenames: false
+      - id: memgit-record-merged-refs
+        name: memgit record merged refs
+        entry: memgit-record-retired-refs --merged
+        language: system
+        stages: [post-merge]
         always_run: true
         pass_filenames: false
 """  # noqa: E501 (the files pattern is one YAML line)

@@ -112,3 +112,41 @@ def test_the_trailer_lands_above_the_scissors_of_commit_v(
         "",
         f"Memgit-Retracted: {memory_id}",
     ]
+
+
+def test_a_merge_or_pull_records_the_refs_its_commits_come_without(
+    memory: tuple[Path, str, dict[str, str]],
+) -> None:
+    """Commits that arrive by `git merge` or `git pull` (a proposal merged with a host's
+    button, a colleague's retraction) bring no refs/memgit/ refs: the post-merge hook
+    records the run and retired refs their trailers name, as memgit sync would."""
+    path, memory_id, env = memory
+    (memory_file,) = git(path, "ls-files", "memories").split()
+    git(path, "checkout", "-q", "-b", "side")
+    git(path, "rm", "-q", memory_file)
+    assert _commit(path, env, "-m", "drop it").returncode == 0
+    retracted = git(path, "rev-parse", "HEAD").strip()
+    with MemoryRepo.open(path) as repo:
+        repo.capture(make_turn(1, "Remember that the wiki moved to the intranet."))
+        (run,) = repo.process(backend="rules").runs
+    # As if they came from another clone: the commits without their refs.
+    git(path, "update-ref", "-d", f"refs/memgit/retired/{memory_id}")
+    git(path, "update-ref", "-d", f"refs/memgit/runs/{run.run_id}")
+    git(path, "checkout", "-q", "main")
+
+    merged = subprocess.run(
+        ["git", "merge", "-q", "--ff-only", "side"],
+        cwd=path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert (
+        git(path, "rev-parse", f"refs/memgit/retired/{memory_id}").strip()
+        == git(path, "rev-parse", f"{retracted}~1").strip()
+    )
+    assert git(path, "rev-parse", f"refs/memgit/runs/{run.run_id}").strip() == run.commit

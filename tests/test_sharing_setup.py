@@ -266,15 +266,16 @@ def test_init_replaces_its_own_hook_and_pre_commits(tmp_path: Path) -> None:
 def test_init_installs_the_commit_msg_and_post_commit_hooks_of_the_default_config(
     tmp_path: Path,
 ) -> None:
-    """The default config names commit-msg and post-commit in default_install_hook_types,
-    and init installs them (as `pre-commit install` reads the config), so a secret in a
-    person's commit message is refused on their machine, with no virtual environment on
-    PATH (and a memory removed by hand is recorded: tests/test_removals.py)."""
+    """The default config names commit-msg, post-commit and post-merge in
+    default_install_hook_types, and init installs them (as `pre-commit install` reads
+    the config), so a secret in a person's commit message is refused on their machine,
+    with no virtual environment on PATH (a memory removed by hand, and the refs of
+    merged commits, are recorded: tests/test_removals.py)."""
     work = tmp_path / "work"
     env = without_venv(tmp_path)
     done = run([str(MEMGIT), "init", str(work)], tmp_path, env)
     assert done.returncode == 0, done.stderr
-    for kind in ("pre-commit", "commit-msg", "post-commit"):
+    for kind in ("pre-commit", "commit-msg", "post-commit", "post-merge"):
         assert f"pre-commit installed at .git/hooks/{kind}" in done.stdout, done.stdout
 
     (work / "notes.md").write_text("# Notes\n", "utf-8")

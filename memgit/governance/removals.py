@@ -16,6 +16,9 @@ commit that deletes a memory gets the same record from two hooks:
   would have set for the commit just made: ``refs/memgit/retired/<id>`` at its
   parent (the last commit the memory was in) for each id its trailers retire,
   and ``refs/memgit/runs/<id>`` for each run it names, where they are missing.
+  With ``--merged`` (``post-merge`` stage) it does so for every commit a ``git
+  merge`` or ``git pull`` brought: a proposal merged with a host's button comes
+  without its refs, as ``memgit sync`` would otherwise record them.
 """
 
 from __future__ import annotations
@@ -135,17 +138,36 @@ def record_trailers(argv: list[str] | None = None) -> int:
 
 
 def record_refs(argv: list[str] | None = None) -> int:
-    """``memgit-record-retired-refs``: the refs memgit would have set for HEAD's commit."""
+    """``memgit-record-retired-refs [--merged]``: the refs memgit would have set for HEAD's
+    commit (``post-commit``), or with ``--merged`` for every commit a merge or pull
+    brought (``post-merge``: ``ORIG_HEAD..HEAD``), such as a proposal merged on a host."""
     from memgit.sharing.refs import recorded
 
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--merged"]):
+        print("error[usage]: memgit-record-retired-refs takes only --merged", file=sys.stderr)
+        return 2
     try:
         repo = open_repository(Path.cwd())
         if repo.head_is_unborn:
             return 0
-        made = recorded(repo, [repo.head.peel(pygit2.Commit)], {})
+        made = recorded(repo, _brought(repo) if args else [repo.head.peel(pygit2.Commit)], {})
     except MemgitError as err:
         print(err.render(), file=sys.stderr)
         return int(err.exit_status)
     for name in made:
         print(f"memgit: set {name}", file=sys.stderr)
     return 0
+
+
+MAX_BROUGHT = 100_000
+
+
+def _brought(repo: pygit2.Repository) -> list[pygit2.Commit]:
+    """The commits HEAD has that ``ORIG_HEAD`` (the tip before the merge) did not."""
+    head = repo.head.peel(pygit2.Commit)
+    before = repo.references.get("ORIG_HEAD")
+    walker = repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL)
+    if before is not None:
+        walker.hide(before.peel(pygit2.Commit).id)
+    return [commit for _, commit in zip(range(MAX_BROUGHT), walker, strict=False)]
