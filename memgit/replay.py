@@ -9,7 +9,8 @@ as ``memgit process`` finds them. The prompt's digest says whether it is the ver
 prompt the run was asked (``same_prompt``); the index is today's, so a memory retired
 since the run may be missing from the related ones. The answer is checked against the
 parent's tree as the run's was, applied there in memory, and each memory file it would
-write is compared with the run's commit. Nothing is written: no object, ref or file.
+write is compared with the run's commit. Nothing is written: no object, ref or working
+file (the recall index in ``.git/memgit/`` is brought up to date, as any command does).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 from typing import Any
 
 import pygit2
@@ -48,8 +50,10 @@ class FileChange:
     committed: str | None
     replayed: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        diff = "".join(
+    @property
+    def diff(self) -> str:
+        """A unified diff, ``committed/PATH`` against ``replayed/PATH``."""
+        return "".join(
             difflib.unified_diff(
                 (self.committed or "").splitlines(keepends=True),
                 (self.replayed or "").splitlines(keepends=True),
@@ -57,11 +61,13 @@ class FileChange:
                 tofile=f"replayed/{self.path}",
             )
         )
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "committed": self.committed is not None,
             "replayed": self.replayed is not None,
-            "diff": diff,
+            "diff": self.diff,
         }
 
 
@@ -130,9 +136,7 @@ def _replay(
     backend: Backend,
     run_id: str,
 ) -> Replay:
-    commit = run_commit(git, run_id)
-    entry = blob_at(commit.tree, run_path(run_id))
-    assert entry is not None  # run_commit found the record there
+    commit, entry = run_commit(git, run_id)
     record = parse_run_record(read_blob(git, entry), path=run_path(run_id))
     parent = commit.parents[0] if commit.parents else None
     catalog = Catalog(git, parent.tree if parent is not None else None)
@@ -231,17 +235,19 @@ def recent_runs(git: pygit2.Repository, count: int) -> list[str]:
     return found[:count][::-1]
 
 
-def run_commit(git: pygit2.Repository, run_id: str) -> pygit2.Commit:
-    """The commit that made run ``run_id``: its ``refs/memgit/runs/`` ref, else the first
-    commit along HEAD's first parents whose ``Memgit-Run`` trailer names it."""
+def run_commit(git: pygit2.Repository, run_id: str) -> tuple[pygit2.Commit, pygit2.Oid]:
+    """The commit that made run ``run_id`` and its record's blob: its
+    ``refs/memgit/runs/`` ref, else the first commit along HEAD's first parents whose
+    ``Memgit-Run`` trailer names it; either must hold the record."""
     ref = git.references.get(REFS_RUNS + run_id)
-    if ref is not None:
-        found = git.get(ref.target)
-        if isinstance(found, pygit2.Commit) and blob_at(found.tree, run_path(run_id)):
-            return found
-    for commit in _first_parents(git):
-        if run_id in _runs_of(commit):
-            return commit
+    named = git.get(ref.target) if ref is not None else None
+    walked = (commit for commit in _first_parents(git) if run_id in _runs_of(commit))
+    # Lazily: the walk is taken only when the ref is missing or holds no record.
+    candidates = chain([named] if isinstance(named, pygit2.Commit) else [], walked)
+    for commit in candidates:
+        entry = blob_at(commit.tree, run_path(run_id))
+        if entry is not None:
+            return commit, entry
     raise UsageError(
         f"no run {run_id} in this branch's history",
         code="unknown-run",

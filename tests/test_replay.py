@@ -112,6 +112,16 @@ def test_the_cli_says_same_or_differs_by_exit_status(runs: tuple[Path, list[str]
     )
 
 
+def test_a_run_without_its_ref_is_found_by_its_trailer(runs: tuple[Path, list[str]]) -> None:
+    """A run merged from elsewhere can come without refs/memgit/runs/<id>."""
+    path, ids = runs
+    subprocess.run(
+        ["git", "-C", str(path), "update-ref", "-d", f"refs/memgit/runs/{ids[0]}"], check=True
+    )
+    (replay,) = MemoryRepo.open(path).replay(ids[:1])
+    assert replay.same and replay.run_id == ids[0]
+
+
 def test_last_n_replays_the_branchs_most_recent_runs_oldest_first(
     runs: tuple[Path, list[str]],
 ) -> None:

@@ -35,7 +35,7 @@ def replay(
     is checked as a run's is and applied in memory on the parent; each memory
     file it would write is compared with the run's commit. "same prompt" says
     whether the question was the very one the run was asked (the related
-    memories come from today's index). Nothing is written. Exit 0 when every
+    memories come from today's index). Nothing is committed. Exit 0 when every
     replay matches its run, 1 when one differs or is refused.
     """
     from memgit.repo import MemoryRepo
@@ -51,6 +51,6 @@ def replay(
             for problem in item.refused:
                 click.echo(f"  {problem.render()}")
             for change in item.files:
-                click.echo(change.to_dict()["diff"], nl=False)
+                click.echo(change.diff, nl=False)
     if not all(item.same for item in replays):
         raise click.exceptions.Exit(1)
