@@ -193,3 +193,41 @@ def test_two_processes_capturing_without_seq_into_one_session(
         contents.add(stored["messages"][0]["content"])
     assert contents == {f"worker {w} turn {i}" for w in range(2) for i in range(10)}
     assert git(repo_path, "status", "--porcelain") == ""
+
+
+def test_turns_with_a_secret_and_no_seq_are_captured_redacted(repo_path: Path) -> None:
+    """Host hooks never send a seq; a pasted key must not make the turn be refused (it was:
+    the check after redaction asked for the seq the turn was still to be given)."""
+    from memgit import MemoryRepo
+
+    from secret_fixtures import SECRET_FIXTURES
+    from support import everything_git_keeps
+
+    repo = MemoryRepo.open(repo_path)
+    turns = [
+        unnumbered(sample, session=f"secret-{number}")
+        for number, (_, sample, _) in enumerate(SECRET_FIXTURES)
+    ]
+    first = repo.capture_many(turns)
+    assert len(first.turns) == len(SECRET_FIXTURES)
+    for (kind, _, _), captured in zip(SECRET_FIXTURES, first.turns, strict=True):
+        assert (captured.seq, captured.duplicate) == (0, False), kind
+        stored = yaml.safe_load(git(repo_path, "show", f"HEAD:{captured.path}"))
+        assert stored["seq"] == 0
+        assert stored["redactions"], kind
+    # The same pasted turns again are the same captures, not new ones.
+    assert all(captured.duplicate for captured in repo.capture_many(turns).turns)
+    kept = everything_git_keeps(repo_path)
+    for kind, _, value in SECRET_FIXTURES:
+        for where, data in kept.items():
+            assert value.encode() not in data, (kind, where)
+
+
+def test_the_cli_captures_a_pasted_key_without_seq(repo_path: Path) -> None:
+    from secret_fixtures import SECRET_FIXTURES
+
+    kind, sample, value = next(f for f in SECRET_FIXTURES if f[0] == "github-token")
+    done = capture(repo_path, unnumbered(sample))
+    assert done["seq"] == 0
+    assert done["redactions"] == {kind: 1}
+    assert value not in git(repo_path, "show", f"HEAD:{done['path']}")

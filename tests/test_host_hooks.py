@@ -265,3 +265,16 @@ def test_the_generic_script_captures_a_turn_without_seq(repo_path: Path) -> None
     assert bad.returncode == 3 and bad.stdout == b""
     assert bad.stderr.decode().startswith("error[schema]: <stdin>: seq: ")
     assert snapshot(repo_path) == before
+
+
+def test_a_prompt_with_a_pasted_key_is_captured_redacted(repo_path: Path, tmp_path: Path) -> None:
+    """The hook sends no seq; a prompt holding a key was refused and lost before."""
+    from secret_fixtures import SECRET_FIXTURES
+
+    kind, sample, value = next(f for f in SECRET_FIXTURES if f[0] == "github-token")
+    event = claude_event("UserPromptSubmit", tmp_path / "t.jsonl", prompt=f"use this: {sample}")
+    done = run_hook("claude-code", repo_path, event=event)
+    assert done.returncode == 0, done.stderr.decode()
+    captured = stored(repo_path, "claude-code", SESSION, 0)
+    assert captured["redactions"] == {kind: 1}
+    assert value not in json.dumps(captured)

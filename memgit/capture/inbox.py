@@ -281,8 +281,11 @@ def _redacted(turn: Turn, origin: str) -> Turn:
     """Redact, then check again: memgit never writes a file it could not read back."""
     clean = redact_turn(turn)
     if clean.redactions:
+        # A turn without a seq is numbered later, under the writer lock: check the file it
+        # will become, whatever seq it gets, and not the seq it does not have yet.
+        data = clean.to_dict() if clean.seq is not None else {**clean.to_dict(), "seq": 0}
         try:
-            turn_from_data(clean.to_dict(), source=origin, schema="capture")
+            turn_from_data(data, source=origin, schema="capture")
         except InvalidInputError as err:
             raise InvalidInputError(
                 f"after redacting {sum(clean.redactions.values())} secret(s): {err.message}",
