@@ -1,4 +1,6 @@
-"""Two clones that decide the same pushed turn from different tips still converge.
+"""Two clones that change one memory apart still converge, and no sync wedges for good.
+
+1. The same pushed turn decided in two clones from different tips.
 
 A clone that syncs a turn before processing it (a sync on a timer, or the Stop hook's
 background ``process``) lets two clones decide it: each supersedes the same memory by the
@@ -6,10 +8,16 @@ same successor id, naming a different commit as the one the old memory was last 
 in. The merge must join them into one entry, and the supersession check must take a
 diamond for what it is (two roads to one memory), not for a cycle: before, every later
 sync failed ``supersedes-cycle`` for good.
+
+2. An update in one clone while a teammate retracts the memory with ``git rm``: once the
+updater accepts the retraction, its own earlier update must not be taken for a
+resurrection (the retired ref names the last commit the memory was active in, which the
+update built on): before, every later sync was refused ``retired-id-active``.
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from memgit import MemoryRepo
@@ -78,6 +86,47 @@ def test_a_turn_decided_in_two_clones_from_different_tips_converges(tmp_path: Pa
     # One entry for the one memory it replaces, the same in every clone.
     assert len(memory.supersedes) == 1
     assert _memories(a) == _memories(b)
+    for clone in (a, b):
+        done = memgit_cli("verify", "--all", cwd=clone)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_update_beside_a_teammates_retraction_does_not_wedge_the_updater(
+    tmp_path: Path,
+) -> None:
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _process(a)
+    _sync(a)
+    _sync(b)
+    (memory,) = git(a, "ls-files", "memories").split()
+    _capture(b, "sb", 0, "Actually, the staging database is reset every Monday at six.")
+    _process(b)
+    assert "six" in (b / memory).read_text("utf-8")  # b's run updated it
+    # What the hooks memgit init installs make of a person's `git rm` (test_removals.py).
+    memory_id = Path(memory).stem
+    last_active = git(a, "rev-parse", "HEAD").strip()
+    git(a, "rm", "-q", memory)
+    git(a, "commit", "-q", "-m", f"retract the staging memory\n\nMemgit-Retracted: {memory_id}")
+    git(a, "update-ref", f"refs/memgit/retired/{memory_id}", last_active)
+    _sync(a)
+    refused = memgit_cli("sync", cwd=b)
+    assert refused.returncode == 4, refused.stderr.decode()  # modify/delete: for a person
+    # b accepts the retraction by hand, as the hint says.
+    merging = subprocess.run(
+        ["git", "-C", str(b), "merge", "refs/memgit-sync/origin/branch"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert merging.returncode != 0
+    git(b, "rm", "-q", memory)
+    git(b, "commit", "-q", "--no-edit")
+    _sync(b)  # refused before, and every time after: retired-id-active on b's own update
+    _sync(a)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(b, "ls-files", "memories") == ""
     for clone in (a, b):
         done = memgit_cli("verify", "--all", cwd=clone)
         assert done.returncode == 0, done.stdout + done.stderr
