@@ -1013,13 +1013,15 @@ RECHECKED_GATE_CODES = set(EVIDENCE_CHECKS) - NOT_RECHECKED_GATE_CODES
 
 
 def governance_codes() -> set[str]:
-    """Every code the four checks emit themselves: ``code="..."`` in memgit/governance,
-    and the quote codes locate_quote returns (evidence.py passes them on as ``code=where``)."""
+    """Every code the four checks and the ref-update check emit themselves: ``code="..."``
+    in memgit/governance (``rewritten_code="..."`` for a memgit ref's namespace), and the
+    quote codes locate_quote returns (evidence.py passes them on as ``code=where``)."""
     codes: set[str] = set()
     for module in GOVERNANCE_MODULES.glob("*.py"):
         if module.name in {"verify.py", "hooks.py"}:
             continue  # usage errors of the verify command, not findings of a check
-        codes |= set(re.findall(r'\bcode="([a-z0-9-]+)"', module.read_text("utf-8")))
+        text = module.read_text("utf-8")
+        codes |= set(re.findall(r'\b(?:rewritten_)?code="([a-z0-9-]+)"', text))
     located = (ROOT / "memgit" / "evidence.py").read_text("utf-8")
     codes |= set(re.findall(r'return "(quote-[a-z-]+)"', located))
     return codes
@@ -1048,7 +1050,7 @@ def test_docs_list_exactly_the_codes_each_check_emits() -> None:
     the Gate table lists every evidence_check code and says which are not re-checked on
     run records; the parse table lists exactly the codes of the strict parsers."""
     documented = {hook: doc_codes(hook) for hook in CHECKS}
-    assert set().union(*documented.values()) == governance_codes()
+    assert set().union(*documented.values(), doc_codes("Ref updates")) == governance_codes()
     for hook in CHECKS:
         module = MAINS[hook].__module__
         emitted = set(
