@@ -144,13 +144,21 @@ def test_a_run_ref_is_created_only_at_its_runs_commit(server: tuple[Path, Path])
     assert refs(bare)[name] == oid
 
 
-def test_a_made_up_run_ref_is_refused(server: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("refs/memgit/runs/20261130T101500Z-0123456789ab", "a run's ref"),
+        ("refs/memgit/applied/20261130T101500Z-0123456789ab", "an approved proposal's ref"),
+        ("refs/memgit/rejected/20261130T101500Z-0123456789ab", "a rejected proposal's ref"),
+        ("refs/memgit/runs/not-a-run", "a run's ref"),
+    ],
+)
+def test_a_made_up_memgit_ref_is_refused(server: tuple[Path, Path], name: str, says: str) -> None:
     bare, clone = server
     before = refs(bare)
-    name = "refs/memgit/runs/20261130T101500Z-0123456789ab"
     done = push(clone, f"origin/main:{name}")
     refused(done, "error[memgit-ref-target]: ")
-    assert f"{name}: a run's ref is set where it does not belong" in done.stderr
+    assert f"{name}: {says} is set where it does not belong" in done.stderr
     assert refs(bare) == before
 
 

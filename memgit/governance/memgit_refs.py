@@ -27,7 +27,7 @@ from memgit.constants import (
     TRAILER_REJECTED,
     TRAILER_RUN,
 )
-from memgit.errors import InvalidInputError, Problem
+from memgit.errors import InvalidInputError, Problem, quote_foreign
 from memgit.layout import check_memory_id, check_run_id, run_path
 from memgit.store.tree import blob_at, iter_blobs
 from memgit.trailers import parse_trailers
@@ -69,7 +69,7 @@ class Targets:
         run (``Memgit-Run``) and its tree hold the run's record."""
         short = str(commit.id)[:12]
         if not _valid(check_run_id, run_id):
-            return f"{run_id!r} is not a run id"
+            return f"{quote_foreign(run_id)} is not a run id"
         if run_id not in _trailer_values(commit, TRAILER_RUN):
             return f"commit {short} is not run {run_id}'s (no {TRAILER_RUN}: {run_id})"
         if blob_at(commit.tree, run_path(run_id)) is None:
@@ -79,6 +79,8 @@ class Targets:
     def rejection(self, run_id: str, commit: pygit2.Commit) -> str | None:
         """Why ``commit`` does not record run ``run_id``'s rejection: a commit saying so
         (``Memgit-Rejected``) on top of the proposal's commit."""
+        if not _valid(check_run_id, run_id):
+            return f"{quote_foreign(run_id)} is not a run id"
         if run_id in _trailer_values(commit, TRAILER_REJECTED) and commit.parents:
             return self.run_commit(run_id, commit.parents[0])
         return f"commit {str(commit.id)[:12]} records no rejection of run {run_id}"
@@ -90,7 +92,7 @@ class Targets:
         lacks it; a branch that merely has not retired it yet keeps it)."""
         short = str(commit.id)[:12]
         if not _valid(check_memory_id, memory_id):
-            return f"{memory_id!r} is not a memory id"
+            return f"{quote_foreign(memory_id)} is not a memory id"
         if not self.holds(commit, memory_id):
             return f"commit {short} holds no memory {memory_id}"
         later = [
