@@ -2,30 +2,45 @@
 
 Usage (from the checkout)::
 
-    .venv/bin/python bench/gate_quality.py                          # the rules Gate
+    .venv/bin/python bench/gate_quality.py                          # rules, development half
+    .venv/bin/python bench/gate_quality.py --half heldout           # figures only
+    .venv/bin/python bench/gate_quality.py --half both --json bench/results/gate-quality.json
     .venv/bin/python bench/gate_quality.py --backend command \\
-        --command ".venv/bin/python bench/standin_gate.py"
+        --command ".venv/bin/python bench/standin_gate.py" --half development
+    .venv/bin/python bench/gate_quality.py --backend command \\
+        --command "llm -m gpt-4o-mini --no-stream" --half development
     .venv/bin/python bench/gate_quality.py --backend openai --base-url http://127.0.0.1:8080/v1 \\
-        --model qwen2.5-7b-instruct [--api-key-env OPENAI_API_KEY]
-    .venv/bin/python bench/gate_quality.py --json bench/results/gate-quality.json
+        --model qwen2.5-7b-instruct [--api-key-env OPENAI_API_KEY] --half both
+    .venv/bin/python bench/gate_quality.py --set tests/gate_quality/development/de.yaml --only dv-de
 
-The set is ``tests/gate_quality/set.yaml`` (format and matching rule in the
-README beside it). One memory repository is made with ``MemoryRepo.init`` in a
-temporary folder and its ``gate:`` settings set to the backend under test; each
-item gets a fresh copy of it, so no item sees another's memories. Each of the
-item's messages is captured as one user turn through ``MemoryRepo.capture`` and
-processed with ``MemoryRepo.process`` before the next is captured (so a
-correction's backend is shown the earlier memory as related, as in use), then
-the memories in the tree are read and scored by ``bench/gate_score.py``: a
-stored memory is correct when it holds every key term of an expected memory
-unbroken and has its scope; precision = correct / stored, recall = matched
-expected / expected. A run that fails (a refused answer, a backend error) is
-counted and the item scored on what its tree holds.
+The set is every ``*.yaml`` of ``tests/gate_quality/development/`` (the half rule
+writers tune to) and/or ``tests/gate_quality/heldout/`` (the half figures are
+reported on), or the one file ``--set`` names; format, matching rule and how the
+held-out half is kept are in the README beside them. One memory repository is
+made with ``MemoryRepo.init`` in a temporary folder and its ``gate:`` settings
+set to the backend under test; each item gets a fresh copy of it, so no item sees
+another's memories. Each of the item's messages is captured as its own turn of
+the item's session, with its role (user, assistant or tool), through
+``MemoryRepo.capture`` and processed with ``MemoryRepo.process`` before the next
+is captured (so a correction's backend is shown the earlier memory as related,
+as in use). Then the memories in the tree are read and scored by
+``bench/gate_score.py``: a stored memory is correct when it holds every key term
+of an expected memory unbroken, has its scope, and its sources quote only user
+messages, or an assistant message beside the user's reply that follows it
+(strict precision); precision = correct / stored (with its Wilson 95 %
+interval), recall = matched expected / expected. A run that fails (a refused
+answer, a backend error) is counted and the item scored on what its tree holds.
+Every Git object of the item's repository (``git cat-file --batch-all-objects``)
+and every memory is searched for the item's credentials; a must-not-retire
+control whose expected memory was stored after an earlier message and is gone at
+the end counts a wrong retirement.
 
-Reported: overall, by language and by category, the kinds of wrong memories,
-then every wrong memory (what was stored, and what was expected) and every
-expected memory nobody stored, so a developer sees what to fix. Nothing is
-random and nothing is tuned: the labels are held out from every backend.
+Reported: overall, by half, by language and by category, the kinds of wrong
+memories, credentials stored and wrong retirements; then, for items of the
+development half only, every wrong memory (what was stored, and what was
+expected) and every expected memory nobody stored, so a developer sees what to
+fix. Of a held-out item only its figures are ever shown: never its id, text,
+verdicts or memories, and ``--only``/``--keep`` are refused for it.
 """
 
 from __future__ import annotations
@@ -162,8 +177,10 @@ def load_items(
         try:
             jsonschema.validate(raw, schema)
         except jsonschema.ValidationError as err:
+            # the schema's message quotes the item; of a held-out file only say where
             where = "/".join(str(part) for part in err.absolute_path)
-            raise ValueError(f"{path}: {where}: {err.message}") from None
+            why = f"fails {err.validator!r}" if _half_of(path) == "heldout" else err.message
+            raise ValueError(f"{path}: {where}: {why}") from None
         for entry in raw:
             if entry["id"] in seen:
                 raise ValueError(f"{path}: id {entry['id']} is already used in {seen[entry['id']]}")
