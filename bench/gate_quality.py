@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -382,12 +383,17 @@ def evaluate(
     *,
     workdir: Path,
     progress: Callable[[int, int, ItemRun], None] | None = None,
+    keep: bool = True,
 ) -> list[ItemRun]:
-    """Score the backend ``gate`` (memgit.yaml's ``gate:`` keys) on ``items``."""
+    """Score the backend ``gate`` (memgit.yaml's ``gate:`` keys) on ``items``; without
+    ``keep`` each item's repository is removed once scored."""
     template = make_template(workdir / "template", gate)
     runs = []
     for n, item in enumerate(items, 1):
-        run = run_item(template, item, workdir / "items" / item.id)
+        where = workdir / "items" / item.id
+        run = run_item(template, item, where)
+        if not keep:
+            shutil.rmtree(where)
         runs.append(run)
         if progress is not None:
             progress(n, len(items), run)
@@ -591,6 +597,13 @@ def checkout_commit() -> str:
     return commit + ("-dirty" if git("status", "--porcelain", "--", "memgit") else "")
 
 
+def _fast_temp() -> str | None:
+    """/dev/shm where it is a writable folder: every item commits several times, and a
+    memory-backed folder halves a run on a busy disk. None: the usual temporary folder."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -623,6 +636,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--only and --keep show held-out items one by one: score the held-out half whole"
         )
     items = [item for item in items if item.id.startswith(args.only or "")]
+    if not items:
+        parser.error(
+            f"no items to score in {args.set or args.half}"
+            + f" starting {args.only!r}" * bool(args.only)
+        )
     about = {
         "backend": gate["backend"],
         "model": gate.get("model"),
@@ -647,8 +665,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.keep.mkdir(parents=True)
         runs = evaluate(items, gate, workdir=args.keep, progress=progress)
     else:
-        with tempfile.TemporaryDirectory(prefix="memgit-gate-quality-") as folder:
-            runs = evaluate(items, gate, workdir=Path(folder), progress=progress)
+        with tempfile.TemporaryDirectory(prefix="memgit-gate-quality-", dir=_fast_temp()) as folder:
+            runs = evaluate(items, gate, workdir=Path(folder), progress=progress, keep=False)
     summary = summarise(runs)
     if args.json is not None:
         text = json.dumps({"about": about, **summary}, ensure_ascii=False, indent=1)

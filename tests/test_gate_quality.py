@@ -452,6 +452,23 @@ def test_the_command_line_writes_json_and_names_the_run(
     assert printed.out.startswith("Gate quality: backend rules, 1 item (development),")
 
 
+def test_the_command_backend_scores_a_half(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--backend command with --half: an agreement item (an assistant turn, then the
+    user's reply) runs through a real subprocess Gate without a failed run."""
+    out = tmp_path / "result.json"
+    command = f"{sys.executable} {ROOT / 'bench' / 'standin_gate.py'}"
+    argv = ["--half", "development", "--only", "dv-en-021", "--json", str(out)]
+    assert gate_quality.main([*argv, "--backend", "command", "--command", command]) == 0
+    data = json.loads(out.read_text("utf-8"))
+    assert data["about"]["backend"] == "command" and data["about"]["half"] == "development"
+    assert data["overall"]["items"] == 1 and data["failed_runs"] == []
+    assert "[1/1] dv-en-021: stored" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        gate_quality.main(["--half", "development", "--only", "zz-"])
+
+
 def test_a_failing_backend_is_counted_and_its_item_scored_on_the_tree(
     chosen: list[gate_quality.Item], tmp_path: Path, no_proxy: None
 ) -> None:
