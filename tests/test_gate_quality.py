@@ -635,3 +635,55 @@ def test_the_held_out_half_is_reported_in_figures_only(
     assert data["wrong"] == data["missed"] == data["failed_runs"] == []
     with pytest.raises(SystemExit):
         gate_quality.main(["--set", str(folder / "x.yaml"), "--only", "ha-en-9"])
+
+
+# ---------------------------------------------------------------- must-not-retire controls
+
+CONTROL = gate_quality.Item(
+    id="dv-en-992",
+    lang="en",
+    category="project-fact",
+    half="development",
+    messages=(
+        gate_quality.Message(role="user", content="The staging database runs Postgres 14."),
+        gate_quality.Message(role="user", content="Production now runs Postgres 16."),
+    ),
+    expected=(
+        want("The staging database runs Postgres 14.", "staging", "14"),
+        want("Production runs Postgres 16.", "Production", "16"),
+    ),
+    replaced=(),
+    control=True,
+)
+
+
+def control_model(retire: bool) -> Any:
+    """Stores each message as a memory; with ``retire`` the second replaces the first."""
+
+    def reply(request: RecordedRequest) -> Reply:
+        payload = _payload(request)
+        related = [memory["id"] for memory in payload["related_memories"]]
+
+        def decide(text: str) -> list[dict[str, Any]]:
+            made = _memory(text, "project", "fact")
+            if retire and related:
+                made = {**made, "action": "SUPERSEDE", "target": related[0]}
+            return [made]
+
+        return _answer(payload["units"], decide)
+
+    return reply
+
+
+@pytest.mark.parametrize("retire", [False, True])
+def test_a_control_that_loses_its_earlier_memory_counts_a_wrong_retirement(
+    retire: bool, tmp_path: Path, no_proxy: None
+) -> None:
+    with ScriptedServer(default=control_model(retire)) as server:
+        runs = gate_quality.evaluate([CONTROL], http_gate(server), workdir=tmp_path)
+    summary = gate_quality.summarise(runs)
+    overall = summary["overall"]
+    assert summary["failed_runs"] == [] and overall["controls"] == 1
+    assert overall["wrong_retirements"] == int(retire)
+    assert overall["recall"] == (0.5 if retire else 1.0)
+    assert summary["wrong_retirements"] == ([{"item": "dv-en-992", "retired": 1}] if retire else [])
