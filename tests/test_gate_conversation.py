@@ -3,9 +3,10 @@
 A quality item tests one message; this tests what a user lives with: 40 turns over eight
 days, captured as a host's hooks capture them (each user message, then each assistant
 message, as its own turn of the day's session, with no seq) and processed at the end of
-each day. At the end the memories in the tree must hold most of what a careful person
-would have kept, none of the values a change of mind replaced, and no credential; and no
-Git object may hold a credential or a pasted secret. Scoring is the quality set's
+each day. At the end the memories in the tree must hold at least 70 % of what a careful
+person would have kept, be at least 70 % right (the chit-chat, questions and one-off
+requests kept out), hold none of the values a change of mind replaced and no credential;
+and no Git object may hold a credential or a pasted secret. Scoring is the quality set's
 (``bench/gate_score.py``). When it fails, the message lists every expected memory
 missed, every stale memory, and every memory stored wrongly, so a developer sees what
 to fix.
@@ -197,6 +198,69 @@ def _report(
     return "\n".join(lines)
 
 
+def _judge(
+    stored: Sequence[Stored], data: Mapping[str, Any]
+) -> tuple[ItemScore, list[tuple[Stored, str]]]:
+    """The quality set's verdict on every stored memory, and the stale ones: a memory
+    that matches an expected one may name an old value as history ("moved from pnpm");
+    any other memory holding an old value still says it is current."""
+    expected = [
+        Expected(
+            text=memory["text"],
+            scope=memory["scope"],
+            type=memory["type"],
+            terms=_terms(memory["terms"]),
+        )
+        for memory in data["expected"]
+    ]
+    retired = [(earlier["text"], _terms(earlier["terms"])) for earlier in data["retired"]]
+    score = score_item(stored, expected, replaced=[terms for _text, terms in retired])
+    stale = [
+        (verdict.stored, text)
+        for verdict in score.verdicts
+        if verdict.kind != "correct"
+        for text, terms in retired
+        if not missing_terms(terms, verdict.stored.text)
+    ]
+    return score, stale
+
+
+def _rates(score: ItemScore) -> tuple[float, float | None]:
+    """(recall, precision); precision is None when nothing was stored."""
+    recall = len(score.matched) / len(score.expected)
+    return recall, (score.correct / len(score.verdicts) if score.verdicts else None)
+
+
+def _passes(score: ItemScore, stale: Sequence[tuple[Stored, str]]) -> bool:
+    recall, precision = _rates(score)
+    return recall >= MIN_RECALL and (precision or 0.0) >= MIN_PRECISION and not stale
+
+
+def test_the_checks_pass_a_careful_person_and_catch_what_they_name() -> None:
+    """The labels are consistent with the checks: a careful person's memories (the
+    expected ones, as written) pass; the same plus an old value still current, or plus
+    chit-chat, are caught."""
+    data = _load()
+    careful = [
+        Stored(title=memory["text"], body="", scope=memory["scope"], type=memory["type"])
+        for memory in data["expected"]
+    ]
+    score, stale = _judge(careful, data)
+    assert _rates(score) == (1.0, 1.0) and stale == [], _report(score, stale, [], 1.0, 1.0)
+    heroku = Stored(title="Deploys", body="We deploy to Heroku.", scope="project", type="fact")
+    score, stale = _judge([*careful, heroku], data)
+    assert [(memory.title, text) for memory, text in stale] == [
+        ("Deploys", "ropewalk deploys to Heroku.")
+    ]
+    chatter = [
+        Stored(title=f"Small talk {n}", body="Coffee machine is broken.", scope="user", type="fact")
+        for n in range(12)
+    ]
+    score, stale = _judge([*careful, *chatter], data)
+    assert stale == [] and not _passes(score, stale)
+    assert "(unexpected)" in _report(score, stale, [], *_rates(score))
+
+
 def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path) -> None:
     """Two weeks in, the memories are the current state: most of `expected`, none of
     `retired`, no chit-chat, and no credential anywhere in Git."""
@@ -210,26 +274,7 @@ def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path) -> None:
         secrets = _capture_conversation(repo, data, values)
         stored = stored_memories(repo)
 
-    expected = [
-        Expected(
-            text=memory["text"],
-            scope=memory["scope"],
-            type=memory["type"],
-            terms=_terms(memory["terms"]),
-        )
-        for memory in data["expected"]
-    ]
-    retired = [(earlier["text"], _terms(earlier["terms"])) for earlier in data["retired"]]
-    score = score_item(stored, expected, replaced=[terms for _text, terms in retired])
-    # A memory that matches an expected one may name an old value as history ("moved
-    # from pnpm"); any other memory holding an old value still says it is current.
-    stale = [
-        (verdict.stored, text)
-        for verdict in score.verdicts
-        if verdict.kind != "correct"
-        for text, terms in retired
-        if not missing_terms(terms, verdict.stored.text)
-    ]
+    score, stale = _judge(stored, data)
     credentials = [*data["credentials"], *sorted(secrets)]
     leaked = [
         f"memory {memory.title!r} holds {value[:6]}..."
@@ -243,11 +288,9 @@ def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path) -> None:
         for value in credentials
         if value.encode("utf-8") in objects
     ]
-    recall = len(score.matched) / len(expected)
-    precision = score.correct / len(stored) if stored else None
+    recall, precision = _rates(score)
     report = _report(score, stale, leaked, recall, precision)
-    ok = recall >= MIN_RECALL and (precision or 0.0) >= MIN_PRECISION and not stale and not leaked
-    if not ok:
+    if not _passes(score, stale) or leaked:
         pytest.fail(
             "the Gate's memories after two weeks are not what a careful person keeps\n" + report
         )
