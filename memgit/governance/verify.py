@@ -18,6 +18,7 @@ import pygit2
 from memgit.constants import MEMORIES_DIR
 from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
+from memgit.governance.contradictions import Contradiction, find_contradictions
 from memgit.governance.counts import RangeCounts, count_range
 from memgit.governance.memgit_refs import MEMGIT_REFS, Targets, rewritten
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
@@ -56,6 +57,9 @@ class VerifyResult:
     commits: tuple[str, ...]
     findings: tuple[Finding, ...]
     counts: RangeCounts
+    # In the newest commit checked: memories that replace the same one (a warning; a
+    # person resolves it with `memgit review`), not a problem of any commit.
+    contradictions: tuple[Contradiction, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -66,6 +70,7 @@ class VerifyResult:
             "ok": self.ok,
             "commits": list(self.commits),
             "problems": [finding.to_dict() for finding in self.findings],
+            "contradictions": [found.to_dict() for found in self.contradictions],
         }
 
 
@@ -175,7 +180,10 @@ def iter_findings(
 def verify(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> VerifyResult:
     ids = tuple(str(commit.id) for commit in commits)
     return VerifyResult(
-        commits=ids, findings=tuple(iter_findings(repo, commits)), counts=count_range(repo, ids)
+        commits=ids,
+        findings=tuple(iter_findings(repo, commits)),
+        counts=count_range(repo, ids),
+        contradictions=tuple(find_contradictions(repo, commits[-1].tree)) if commits else (),
     )
 
 
