@@ -265,6 +265,20 @@ def test_allowing_rewriting_in_the_same_push_is_not_enough(server: tuple[Path, P
     assert refs(bare) == before
 
 
+def test_removing_memgit_yaml_first_does_not_free_the_branch(server: tuple[Path, Path]) -> None:
+    """The branch HEAD names stays a memory branch without memgit.yaml at its tip."""
+    bare, clone = server
+    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
+    git(clone, "rm", "-q", "memgit.yaml")
+    git(clone, "commit", "-q", "--no-verify", "-m", "no settings")
+    done = push(clone, "main")
+    assert done.returncode == 0, done.stderr
+    before = refs(bare)
+    done = push(clone, f"+{forced_root(clone)}:refs/heads/main")
+    refused(done, "error[branch-rewritten]: ")
+    assert refs(bare) == before
+
+
 def test_deleting_the_memory_branch_is_refused(server: tuple[Path, Path]) -> None:
     bare, clone = server
     before = refs(bare)

@@ -21,6 +21,8 @@ from memgit.settings import parse_settings
 from memgit.store.tree import blob_at, diff_trees, read_blob
 
 BRANCHES = "refs/heads/"
+# A branch whose tip holds any of these is a memory branch.
+MEMGIT_PATHS = (CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,13 +53,22 @@ def _count(number: int, one: str, many: str) -> str:
 
 def memory_branch_tip(repo: pygit2.Repository, name: str, old: str) -> pygit2.Commit | None:
     """The current tip of ``name`` when it is a memory branch: a branch (not a review
-    proposal, which is rebased by design) whose tip holds ``memgit.yaml``."""
+    proposal, which is rebased by design) whose tip holds any of memgit's files, or the
+    branch the repository's HEAD names (a push that first removed them all would
+    otherwise make the next one free to force it)."""
     if not name.startswith(BRANCHES) or name.startswith(REFS_PROPOSALS):
         return None
     tip = repo.get(old)
-    if not isinstance(tip, pygit2.Commit) or blob_at(tip.tree, CONFIG_FILE) is None:
+    if not isinstance(tip, pygit2.Commit):
         return None
-    return tip
+    if _is_head(repo, name) or any(path in tip.tree for path in MEMGIT_PATHS):
+        return tip
+    return None
+
+
+def _is_head(repo: pygit2.Repository, name: str) -> bool:
+    head = repo.references.get("HEAD")
+    return head is not None and head.target == name
 
 
 def is_rewrite(repo: pygit2.Repository, name: str, old: pygit2.Commit, new: str | None) -> bool:
@@ -65,8 +76,7 @@ def is_rewrite(repo: pygit2.Repository, name: str, old: pygit2.Commit, new: str 
     history: a move to a commit that does not descend from ``old``, or deleting the
     branch the repository's HEAD names (the one a clone gets)."""
     if new is None:
-        head = repo.references.get("HEAD")
-        return head is not None and head.target == name
+        return _is_head(repo, name)
     target = pygit2.Oid(hex=new)
     return target != old.id and not repo.descendant_of(target, old.id)
 
