@@ -32,9 +32,10 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
     registered, and the hooks are installed. A clone with no commit yet checks
     out the remote's branch (its HEAD's, else main, else its only one); a clone
     of an empty remote publishes main; every clone takes the refs/memgit/* it
-    lacks. A remote added later is configured by running `memgit init` again. Running it again is safe: it adds only what
-    is missing and never changes what you set yourself (docs/sharing.md). In a
-    clone it also builds the recall index (.git/memgit/), with a progress bar.
+    lacks. A remote added later is configured by running `memgit init` again.
+    Running it again is safe: it adds only what is missing and never changes
+    what you set yourself (docs/sharing.md). In a clone it also builds the
+    recall index (.git/memgit/), with a progress bar.
     """
     from memgit.cli.progress import progress_bar
     from memgit.repo import MemoryRepo
