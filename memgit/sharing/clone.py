@@ -37,7 +37,8 @@ class CloneSetup:
     ``adopted`` is the commit checked out from the remote's branch (a clone that had
     none); ``publishes`` says the remote lacks the branch, so the first ``git push``
     or ``memgit sync`` creates it there; ``fetch_failed`` is git's complaint when the
-    remote could not be reached and nothing needed it (the first sync fetches then).
+    remote could not be reached (not made yet, or offline): init then goes on as in
+    a repository without a remote, and says so.
     """
 
     remote: str
