@@ -30,7 +30,9 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     check before the branch moves, and the branch and the refs the remote
     lacks are pushed together. If the remote moved meanwhile, it starts again.
     Two memories created apart that say nearly the same are both kept and
-    listed as possible duplicates (those of every round).
+    listed as possible duplicates (those of every round); memories that replace
+    the same one in two ways are an open contradiction, reported until
+    `memgit review approve ID --keep MEMORY` keeps one.
 
     \b
     Exit statuses (each failure leaves the branch and memgit's refs as they were):
@@ -65,3 +67,6 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
         click.echo(f"Took {plural(len(result.refs_adopted), 'memgit ref')} from {result.remote}.")
     for ours, theirs in result.possible_duplicates:
         click.echo(f"Possible duplicate: {ours} and {theirs} (both kept)")
+    for found in result.contradictions:
+        click.echo(f"Open contradiction: {found.describe()}")
+        click.echo(f"  keep one: memgit review show {found.id}")
