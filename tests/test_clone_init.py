@@ -103,9 +103,6 @@ def test_init_in_an_empty_checkout_adopts_the_remotes_main(tmp_path: Path) -> No
     later = tmp_path / "later"
     git(tmp_path, "clone", "-q", str(remote), str(later))
     ok(memgit_cli("init", "--no-hooks", cwd=later))
-    capture_and_process(later, 0, "Remember that the wiki lives on the intranet.")
-    ok(memgit_cli("sync", cwd=later))
-    ok(memgit_cli("sync", cwd=clone))
     ok(memgit_cli("sync", cwd=work))
     assert roots(work) == roots(clone) == roots(later) and len(roots(work)) == 1
     tips = {git(path, "rev-parse", "main") for path in (work, clone, later, remote)}
