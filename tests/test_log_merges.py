@@ -101,3 +101,22 @@ def test_both_sides_updates_and_their_join_are_all_versions(tmp_path: Path) -> N
     assert history.versions[3].commit == created
     done = memgit_cli("log", memory_id, cwd=a)
     assert done.returncode == 0 and theirs[:12].encode() in done.stdout
+
+
+def test_a_teammates_retraction_merged_by_sync_is_the_removal_listed(tmp_path: Path) -> None:
+    """The memory left the branch on the teammate's side (a `git rm`, recorded as the
+    hooks record it): a's log ends with that commit, not the merge that brought it."""
+    a, b, memory_id, memory = shared_memory(tmp_path)
+    created = run_commit(a)
+    git(b, "rm", "-q", memory)
+    git(b, "commit", "-q", "-m", f"not true any more\n\nMemgit-Retracted: {memory_id}")
+    removed = run_commit(b)
+    git(b, "update-ref", f"refs/memgit/retired/{memory_id}", f"{removed}~1")
+    _sync(b)
+    _work(a, "sa2", ["I prefer tabs over spaces in every Python file."])
+    assert _sync(a).joined == "merge"
+
+    (history,) = MemoryRepo.open(a).log(memory_id)
+    assert not history.active
+    rows = [(v.number, v.commit, v.change) for v in history.versions]
+    assert rows == [(None, removed, "retracted"), (1, created, "created")]

@@ -61,8 +61,10 @@ class CloneSetup:
 
 def set_up_clone(repo: pygit2.Repository) -> CloneSetup | None:
     """Join the clone to the remote ``memgit sync`` would use (None when there is no
-    such remote): its branch checked out if this one has no commit, the memgit refs
-    the clone lacks fetched."""
+    such remote, or HEAD is on no branch): its branch checked out if this one has no
+    commit, the memgit refs the clone lacks fetched."""
+    if repo.head_is_detached:
+        return None
     branch = head_branch(repo, allow_unborn=True)
     try:
         remote, remote_branch = upstream(repo, branch, None)
