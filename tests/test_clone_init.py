@@ -163,3 +163,21 @@ def test_a_fresh_clones_hooks_refuse_a_retired_memory_before_any_sync(tmp_path: 
     assert git(clone, "rev-parse", "HEAD") == before
     assert retired in memgit_refs(clone)
     assert "memgit ref" in out
+
+
+@pytest.mark.usefixtures("master_git")
+def test_an_untracked_file_in_the_way_stops_init_and_is_kept(tmp_path: Path) -> None:
+    """The empty checkout holds a file of the person's where the remote's branch has
+    one: init names it, overwrites nothing and commits nothing."""
+    seed = tmp_path / "seed"
+    ok(memgit_cli("init", "--no-hooks", str(seed)))
+    remote = bare_remote(tmp_path / "memory.git")
+    git(seed, "push", "-q", str(remote), "main")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    (clone / "memgit.yaml").write_text("mine: 1\n", "utf-8")
+    done = memgit_cli("init", "--no-hooks", cwd=clone)
+    assert done.returncode == 4
+    assert done.stderr.decode().startswith("error[local-edits]: memgit.yaml: cannot check out")
+    assert (clone / "memgit.yaml").read_text("utf-8") == "mine: 1\n"
+    assert git(clone, "rev-parse", "--verify", "-q", "HEAD", check=False) == ""

@@ -103,11 +103,13 @@ def _adopt(repo: pygit2.Repository, remote: str) -> CloneSetup:
     done = run_git(repo, "checkout", "--quiet", "--no-track", "-b", branch, str(fetched.tip))
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
+        named = [line.strip() for line in lines if line.startswith("\t")]
         raise ConflictError(
             f"cannot check out {remote}'s branch {branch}: "
-            + quote_foreign(lines[0] if lines else f"exit status {done.returncode}"),
+            + quote_foreign(lines[0] if lines else f"exit status {done.returncode}")
+            + "".join(f" {quote_foreign(name)}" for name in named[:5]),
             code="local-edits",
-            path=str(repo.workdir),
+            path=named[0] if named else str(repo.workdir),
             hint="move the files git names out of the way (a clone should start empty), "
             "then rerun memgit init",
         )
