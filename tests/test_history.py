@@ -305,7 +305,9 @@ def test_follow_finds_a_predecessor_whose_retired_ref_is_gone(story: Story) -> N
     assert [v["version"] for v in data["memories"][2]["versions"]] == [None, 3, 2, 1]
 
 
-def test_a_change_merged_from_another_branch_is_one_merged_version(story: Story) -> None:
+def test_a_change_merged_from_another_branch_is_the_commit_that_made_it(story: Story) -> None:
+    """Issue 24 item 10: the side branch's edit is the version, not the merge that
+    brought it (whose content the edit made), as `git log -- PATH` lists it."""
     path = story.path
     (history,) = MemoryRepo.open(path).log(story.c)
     file = history.versions[0].path
@@ -316,11 +318,14 @@ def test_a_change_merged_from_another_branch_is_one_merged_version(story: Story)
     (path / "notes.txt").write_text("unrelated\n", "utf-8")
     git(path, "add", "notes.txt")
     git(path, "commit", "-q", "-m", "an unrelated change")
+    side = git(path, "rev-parse", "side").strip()
     git(path, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     (history,) = MemoryRepo.open(path).log(story.c)
-    assert [(v.number, v.change) for v in history.versions] == [(2, "merged"), (1, "created")]
-    first_parent = git(path, "log", "--first-parent", "--format=%H", "--", file).split()
-    assert [v.commit for v in history.versions] == first_parent
+    assert [(v.number, v.change) for v in history.versions] == [(2, "edited"), (1, "created")]
+    assert history.versions[0].commit == side
+    assert [v.commit for v in history.versions] == git(
+        path, "log", "--format=%H", "--", file
+    ).split()
 
 
 @settings(

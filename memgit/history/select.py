@@ -27,7 +27,7 @@ MAX_REV_CHARS = 256
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:
     """The memory's file as one commit holds it, and the version that wrote it (None
-    for a commit off the first-parent history the log walks)."""
+    for a commit whose content no version the log lists made)."""
 
     memory_id: str
     commit: str
