@@ -249,11 +249,15 @@ def _make_batch(
 
 
 def request_for(
-    settings: Settings, batch: _Batch, index: LexicalIndex, tree: pygit2.Tree | None
+    settings: Settings,
+    batch: _Batch,
+    index: LexicalIndex,
+    tree: pygit2.Tree | None,
+    as_of: pygit2.Commit | None = None,
 ) -> GateRequest:
     limit = gate_setting(settings, "related_memories", DEFAULT_RELATED)
     supporting = [unit for unit in batch.units if unit.can_support]
-    related = related_memories(index, tree, supporting, limit=limit)
+    related = related_memories(index, tree, supporting, limit=limit, as_of=as_of)
     return GateRequest(units=batch.units, related=related, settings=settings)
 
 
