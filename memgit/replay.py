@@ -9,8 +9,9 @@ as that commit was (as ``memgit process`` found them then: a memory a later run 
 is still there to supersede, one a later run made is not). The prompt's digest says
 whether it is the very prompt the run was asked (``same_prompt``). The answer is
 checked against the parent's tree as the run's was, applied there in memory, and each
-memory file it would write is compared with the run's commit. Nothing is written: no object, ref or working
-file (the recall index in ``.git/memgit/`` is brought up to date, as any command does).
+memory file it would write is compared with the run's commit. Nothing is written: no
+object, ref or working file (the recall index in ``.git/memgit/`` is brought up to date,
+as any command does).
 """
 
 from __future__ import annotations
