@@ -32,6 +32,7 @@ from memgit.constants import (
 from memgit.derived.documents import read_capture
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
+from memgit.duplicates import without_duplicates
 from memgit.errors import Problem
 from memgit.evidence import EvidenceUnit, units_of
 from memgit.gate.backends import Backend
@@ -293,6 +294,7 @@ def _run_batch(
     run_id = _run_id(now.strftime("%Y%m%dT%H%M%SZ"), batch, gate, sorted(earlier))
     diagnostics = _diagnostics(corrected)
     gate = redact_candidates(gate, diagnostics)
+    gate = without_duplicates(gate, index, catalog.tree, diagnostics)
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
     proposal = _proposal(settings, gate, catalog, run_id)
