@@ -2,12 +2,12 @@
 one that already holds a text is found.
 
 Two memories are the same when they have the same scope and the same body once
-normalised (NFKC, case-folded, words only, one space between them), or, for memories
-without a body, the same normalised title. ``memgit remember`` asks before it captures
-anything; ``memgit process`` drops a CREATE that would make such a second memory,
-whatever the backend, from the answer it records (its unit becomes ``NO_CHANGE``,
-``already-known``), so the run record, the commit and the governance checks that
-apply the record again all agree.
+normalised (NFKC, case-folded, words only, one space between them, a CJK character a
+word of its own), or, for memories without a body, the same normalised title.
+``memgit remember`` asks before it captures anything; ``memgit process`` drops a
+CREATE that would make such a second memory, whatever the backend, from the answer it
+records (its unit becomes ``NO_CHANGE``, ``already-known``), so the run record, the
+commit and the governance checks that apply the record again all agree.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from memgit.derived.documents import read_memory
 from memgit.derived.lexical import LexicalIndex, Snapshot
 from memgit.derived.search import MemoryRow
 from memgit.derived.similar import memories_holding
+from memgit.derived.tokens import CJK_RUN
 from memgit.errors import MemgitError
 from memgit.gate.contract import GateOutput
 from memgit.memory import Memory
@@ -36,8 +37,11 @@ MAX_HOLDERS = 50
 
 
 def normal_text(text: str) -> str:
-    """``text`` as sameness sees it: NFKC, case-folded, its words joined by one space."""
-    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+    """``text`` as sameness sees it: NFKC, case-folded, its words joined by one space,
+    each CJK character a word (so "用 pytest" and "用pytest" are the same)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = CJK_RUN.sub(lambda run: " " + " ".join(run.group()) + " ", text)
+    return " ".join(_WORD.findall(text))
 
 
 def content_key(scope: str, title: str, body: str) -> tuple[str, str] | None:

@@ -170,3 +170,10 @@ def test_process_never_makes_a_second_identical_memory(repo_path: Path) -> None:
     assert {"code": "already-held", "count": 2} in record["diagnostics"]
     assert [c["candidate_id"] for c in record["gate_output"]["candidates"]] == ["c2"]
     assert memgit_cli("-C", str(repo_path), "verify", "--all").returncode == 0
+
+
+def test_chinese_text_is_the_same_whatever_its_spacing(repo_path: Path) -> None:
+    with MemoryRepo.open(repo_path) as repo:
+        made = repo.remember("我喜欢用 pytest 写测试，不用 unittest。")
+        again = repo.remember("我喜欢用pytest写测试,不用unittest")
+    assert again.already_held and again.memory_id == made.memory_id
