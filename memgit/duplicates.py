@@ -86,10 +86,24 @@ def _load(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Held:
-    """A CREATE dropped from an answer: the memory that already holds what it says."""
+    """A CREATE dropped from an answer, the units it quoted, and what already holds what
+    it says: an active memory (``memory_id``, ``path``), or another CREATE of the same
+    answer (``same_as``, its candidate id: the run's decisions name its memory)."""
 
     candidate_id: str
-    memory_id: str
+    units: tuple[str, ...]
+    memory_id: str | None = None
+    path: str | None = None
+    same_as: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "candidate_id": self.candidate_id,
+            "units": list(self.units),
+            "memory_id": self.memory_id,
+            "path": self.path,
+            "same_as": self.same_as,
+        }
 
 
 def without_duplicates(
@@ -97,11 +111,12 @@ def without_duplicates(
     index: LexicalIndex,
     tree: pygit2.Tree | None,
     diagnostics: list[dict[str, Any]],
-) -> GateOutput:
+) -> tuple[GateOutput, tuple[Held, ...]]:
     """``gate`` without the CREATEs that would make a second identical memory (of an
-    active memory of ``tree``, or of an earlier CREATE of the same answer); a unit left
-    with no candidate is ``NO_CHANGE``, ``already-known``. Each drop is counted in
-    ``diagnostics`` as ``already-held``."""
+    active memory of ``tree``, or of an earlier CREATE of the same answer), and what
+    holds what each dropped one says;
+    a unit left with no candidate is ``NO_CHANGE``, ``already-known``. Each drop is
+    counted in ``diagnostics`` as ``already-held``."""
     held: list[Held] = []
     made: dict[tuple[str, str], str] = {}
     for candidate in gate.candidates:
@@ -111,18 +126,20 @@ def without_duplicates(
         key = content_key(scope, title, body)
         if key is None:
             continue
+        units = tuple(dict.fromkeys(claim.unit_id for claim in candidate.claims))
+        cid = candidate.candidate_id
         if key in made:
-            held.append(Held(candidate_id=candidate.candidate_id, memory_id=made[key]))
+            held.append(Held(candidate_id=cid, units=units, same_as=made[key]))
             continue
         same = find_same(index, tree, scope=scope, title=title, body=body)
         if same is not None:
-            held.append(Held(candidate_id=candidate.candidate_id, memory_id=same.id))
+            held.append(Held(candidate_id=cid, units=units, memory_id=same.id, path=same.path))
         else:
-            made[key] = candidate.candidate_id
+            made[key] = cid
     if not held:
-        return gate
+        return gate, ()
     diagnostics.append({"code": "already-held", "count": len(held)})
-    return _drop(gate, {item.candidate_id for item in held})
+    return _drop(gate, {item.candidate_id for item in held}), tuple(held)
 
 
 def _drop(gate: GateOutput, dropped: Iterable[str]) -> GateOutput:

@@ -162,6 +162,22 @@ def test_process_never_makes_a_second_identical_memory(repo_path: Path) -> None:
         )
         (run,) = repo.process(gate_output=given).runs
     assert [(d.action, d.path.split("/")[1]) for d in run.decisions] == [("CREATE", "user")]
+    assert [item.to_dict() for item in run.held] == [
+        {
+            "candidate_id": "c1",
+            "units": [unit(0)],
+            "memory_id": made.memory_id,
+            "path": made.path,
+            "same_as": None,
+        },
+        {
+            "candidate_id": "c3",
+            "units": [unit(0)],
+            "memory_id": None,
+            "path": None,
+            "same_as": "c2",
+        },
+    ]
     memories = git(repo_path, "ls-files", "memories").split()
     assert len(memories) == 2 and made.path in memories
     record = json.loads(
@@ -177,3 +193,20 @@ def test_chinese_text_is_the_same_whatever_its_spacing(repo_path: Path) -> None:
         made = repo.remember("我喜欢用 pytest 写测试，不用 unittest。")
         again = repo.remember("我喜欢用pytest写测试,不用unittest")
     assert again.already_held and again.memory_id == made.memory_id
+
+
+def test_process_names_the_memory_that_already_holds_a_dropped_create(repo_path: Path) -> None:
+    from history_support import answer, unit
+
+    with MemoryRepo.open(repo_path) as repo:
+        made = repo.remember(STAGING, scope="project")
+        repo.capture(make_turn(0, STAGING))
+        created = {"action": "CREATE", "type": "fact", "scope": "project", "title": "Staging"}
+        given = answer(repo, {**created, "body": STAGING, "claims": [(unit(0), STAGING)]})
+    done = memgit_cli("-C", str(repo_path), "process", "--gate-output", "-", input=given.encode())
+    assert done.returncode == 0, done.stderr.decode()
+    lines = done.stdout.decode().splitlines()
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    assert lines[0].endswith(f": no memory changes from 1 capture in {head[:12]}"), lines
+    assert lines[1] == f"  HELD      {made.memory_id}  {made.path}  already holds {unit(0)}"
+    assert git(repo_path, "ls-files", "memories").split() == [made.path]
