@@ -205,8 +205,8 @@ def read_change(text: str) -> Change | None:
             old += [was] if was else []
             new += [now] if now else []
             who = (groups.get("who") or "*").lower()
-            if wording is None and now and who in form.wording:
-                wording = (form.wording[who].format(new=now), form.was)
+            if wording is None and (now or was) and who in form.wording:
+                wording = (form.wording[who].format(new=now, old=was), "" if not now else form.was)
     words = None
     if wording is not None:
         gone = [value for value in old if value not in new]

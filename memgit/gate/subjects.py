@@ -91,11 +91,12 @@ class Slot:
 
 
 def _words(patterns: list[str]) -> re.Pattern[str] | None:
-    """One pattern for a list of names: Latin ones at word boundaries (a hyphen joins
-    words too: "pre-prod" is not "prod"), CJK ones anywhere."""
+    """One pattern for a list of names: Latin ones at word boundaries (a hyphen before
+    joins words too: "pre-prod" is not "prod", but "staging-db" is staging), CJK ones
+    anywhere."""
     if not patterns:
         return None
-    parts = [p if _CJK.search(p) else rf"(?<![\w-])(?:{p})(?![\w-])" for p in patterns]
+    parts = [p if _CJK.search(p) else rf"(?<![\w-])(?:{p})(?!\w)" for p in patterns]
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
