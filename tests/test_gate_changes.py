@@ -272,3 +272,41 @@ def test_equal_fits_have_no_target() -> None:
     known = {"a": "The frontend uses yarn", "b": "The backend uses yarn"}
     assert find_target("We switched from yarn to pnpm.", known, taken=set()) is None
     assert find_target("The backend switched from yarn to pnpm.", known, taken=set()) == "b"
+
+
+@pytest.mark.parametrize(
+    ("module", "text", "field"),
+    [
+        ("subjects", "format: 2\n", "format"),
+        (
+            "subjects",
+            "format: 1\nqualifiers:\n  - name: x\n    one_sided: maybe\n",
+            "qualifiers[0]",
+        ),
+        ("subjects", "format: 1\nthings:\n  - name: db\n    values: ['(']\n", "things[0].values"),
+        ("changes", "format: 1\nlanguages:\n  en:\n    change: ['[']\n", "change"),
+        (
+            "changes",
+            "format: 1\nlanguages:\n  en:\n    forms:\n      - pattern: x\n",
+            "languages.en.forms[0]",
+        ),
+        ("scoping", "format: 1\nuser: []\nteam: 3\nproject: []\n", "team"),
+    ],
+)
+def test_a_broken_rules_file_is_an_error_naming_its_field(
+    module: str, text: str, field: str
+) -> None:
+    """The shipped files are data a person edits: a mistake there names file and field."""
+    from memgit.errors import MemgitError
+    from memgit.gate import changes, scoping, subjects
+
+    parse = {
+        "subjects": subjects.parse_subjects,
+        "changes": changes.parse_changes,
+        "scoping": scoping.parse_scopes,
+    }[module]
+    with pytest.raises(MemgitError) as caught:
+        parse(text)
+    assert caught.value.code == "invalid-gate-rules"
+    assert caught.value.field == field
+    assert caught.value.path is not None and caught.value.path.endswith(".yaml")
