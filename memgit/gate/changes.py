@@ -60,6 +60,9 @@ _TRAILING = " \t.,;:!?。，；：！？"
 _HOST = re.compile(r"\w(?:[\w-]*\.)+[a-z]{2,}\b", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _CAPITAL = re.compile(r"(?<![\w'])[A-Z]")
+_ARTICLE = re.compile(
+    r"(?:the|an?|el|la|los|las|una?|der|die|das|den|dem|des|eine[mnrs]?|ein)\s", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,12 +184,18 @@ def _value(raw: str | None) -> str | None:
     return value
 
 
+def _thing(value: str) -> bool:
+    """Whether ``value`` names a thing of a family in ``subjects.yaml`` (pnpm, Postgres 16)."""
+    return any(pattern.search(value) for _name, pattern in load_subjects().things)
+
+
 def _durable(value: str) -> bool:
     """Whether ``value`` names something a memory can hold: a known thing, a host, a
-    version, a proper name, a name in Latin letters amid Chinese."""
-    if any(pattern.search(value) for _name, pattern in load_subjects().things):
+    version, a proper name (a capital counts only without an article before it:
+    German writes every noun so, "die neue Version")."""
+    if _thing(value) or _HOST.search(value) or _DIGIT.search(value):
         return True
-    return bool(_HOST.search(value) or _DIGIT.search(value) or _CAPITAL.search(value))
+    return bool(_CAPITAL.search(_ARTICLE.sub("", value, count=1)) and not _ARTICLE.match(value))
 
 
 def read_change(text: str) -> Change | None:
@@ -205,7 +214,9 @@ def read_change(text: str) -> Change | None:
             old += [was] if was else []
             new += [now] if now else []
             who = (groups.get("who") or "*").lower()
-            if wording is None and (now or was) and who in form.wording:
+            # "We use {new}" fits a tool, not a city: "I moved to Berlin" stays as said.
+            named = now if now is not None else was
+            if wording is None and named and _thing(named) and who in form.wording:
                 wording = (form.wording[who].format(new=now, old=was), "" if not now else form.was)
     words = None
     if wording is not None:
