@@ -17,6 +17,7 @@ update built on): before, every later sync was refused ``retired-id-active``.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -130,3 +131,62 @@ def test_an_update_beside_a_teammates_retraction_does_not_wedge_the_updater(
     for clone in (a, b):
         done = memgit_cli("verify", "--all", cwd=clone)
         assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_two_clones_replacing_one_memory_differently_is_an_open_review_item(
+    tmp_path: Path,
+) -> None:
+    """Memcached here, Postgres there, for "Redis holds the sessions": sync used to say
+    "merged" and leave both current, silently."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that Redis holds the sessions.")
+    _process(a)
+    _sync(a)
+    _sync(b)
+    (old,) = _memories(a)
+    _capture(a, "sa", 1, "Sessions now live in Memcached instead of Redis.")
+    _process(a)
+    _capture(b, "sb", 0, "Sessions now live in Postgres instead of Redis.")
+    _process(b)
+    _sync(a)
+    merged = memgit_cli("sync", cwd=b)
+    assert merged.returncode == 0, merged.stderr.decode()
+    assert f"Open contradiction: 2 active memories replace {old}" in merged.stdout.decode()
+
+    # verify warns, and passes: no commit is wrong, a person must choose.
+    checked = memgit_cli("verify", "--all", cwd=b)
+    assert checked.returncode == 0, checked.stderr.decode()
+    assert f"warning[contradiction]: 2 active memories replace {old}" in checked.stderr.decode()
+    listed = json.loads(memgit_cli("review", "list", "--json", cwd=b).stdout)
+    (item,) = [entry for entry in listed if entry["kind"] == "contradiction"]
+    assert item["id"] == old
+    rivals = {rival["title"]: rival["id"] for rival in item["rivals"]}
+    keep = next(memory_id for title, memory_id in rivals.items() if "Postgres" in title)
+    drop = next(memory_id for title, memory_id in rivals.items() if "Memcached" in title)
+    shown = memgit_cli("review", "show", old, cwd=b)
+    assert shown.returncode == 0 and b"Memcached" in shown.stdout and b"Postgres" in shown.stdout
+
+    wrong = memgit_cli("review", "approve", old, "--keep", old, cwd=b)
+    assert wrong.returncode == 2 and b"error[usage]" in wrong.stderr
+    done = memgit_cli("review", "approve", old, "--keep", keep, "--json", cwd=b)
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["retired"] == [drop]
+    assert list(_memories(b)) == [keep]
+    message = git(b, "log", "-1", "--format=%B")
+    assert f"Memgit-Superseded: {drop} -> {keep}" in message
+    assert f"Memgit-Contradiction: {old}" in message
+    assert (
+        git(b, "rev-parse", f"refs/memgit/retired/{drop}").strip()
+        == git(b, "rev-parse", "HEAD~1").strip()
+    )
+    listed = json.loads(memgit_cli("review", "list", "--json", cwd=b).stdout)
+    assert [entry for entry in listed if entry["kind"] == "contradiction"] == []
+    # The decision travels: a's sync brings it, and both clones pass every check.
+    _sync(b)
+    _sync(a)
+    assert list(_memories(a)) == [keep]
+    for clone in (a, b):
+        done = memgit_cli("verify", "--all", cwd=clone)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert b"contradiction" not in done.stderr
+    assert git(remote, "rev-parse", "HEAD") == git(a, "rev-parse", "HEAD")
