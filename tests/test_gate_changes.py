@@ -71,14 +71,38 @@ RETIRES: list[tuple[str, str, str]] = [
     ("We deploy to Heroku.", "We don't deploy to Heroku anymore, it all runs on Fly.", ""),
     ("The staging server is staging.acme.dev.", "Correction: staging moved to stg.acme.dev.", ""),
     ("Use tabs in Makefiles.", "Actually, use spaces instead of tabs in Makefiles now.", ""),
+    ("Staging is on Kubernetes 1.27.", "Staging got bumped to Kubernetes 1.29 this morning.", ""),
+    (
+        "The API server runs on Python 3.10.",
+        "Upgraded the API server to Python 3.12 last night.",
+        "The API server is on Python 3.12",
+    ),
+    (
+        "The frontend is built with webpack.",
+        "We dropped webpack, the frontend builds with Vite now.",
+        "",
+    ),
+    ("Our CI runs on Jenkins.", "We migrated CI to GitHub Actions last week.", ""),
     # Chinese, Spanish, German.
     ("我们项目用 MySQL 数据库。", "我们项目已经从 MySQL 迁移到 PostgreSQL 了。", ""),
     ("我们用 npm 管理依赖。", "我们不再用 npm 管理依赖，改用 pnpm 了。", ""),
     ("Usamos npm en el proyecto.", "Cambiamos de npm a pnpm en el proyecto.", ""),
     ("Usamos Jenkins para el despliegue.", "Ya no usamos Jenkins para el despliegue.", ""),
     ("Usamos MySQL en producción.", "En producción migramos de MySQL a PostgreSQL.", ""),
+    (
+        "Las incidencias las llevamos en Jira.",
+        "Hemos cambiado Jira por Linear para las incidencias.",
+        "",
+    ),
+    ("La API usa Node 18.", "Actualizamos la API a Node 22 ayer.", ""),
+    (
+        "El repositorio principal está en GitLab.",
+        "Perdón, el repositorio principal está en Bitbucket, no en GitLab.",
+        "",
+    ),
     ("Wir nutzen npm im Projekt.", "Wir sind im Projekt von npm auf pnpm umgestiegen.", ""),
     ("Wir nutzen Jenkins für Deployments.", "Wir nutzen Jenkins nicht mehr für Deployments.", ""),
+    ("Der Sprint dauert drei Wochen.", "Korrektur: der Sprint dauert zwei Wochen, nicht drei.", ""),
 ]
 
 
@@ -161,6 +185,16 @@ ALONE: list[tuple[str, tuple[str, str, str]]] = [
     ("其实我们已经改用 PostgreSQL 了。", ("我们用 PostgreSQL", "project", "fact")),
     ("Migramos de MySQL a PostgreSQL.", ("Usamos PostgreSQL (ya no MySQL)", "project", "fact")),
     ("Wir sind auf pnpm umgestiegen.", ("Wir nutzen pnpm", "project", "fact")),
+    # "I" and "we": the new state is the team's.
+    (
+        "I no longer use pnpm, we moved to bun last sprint.",
+        ("We use bun (no longer pnpm)", "project", "fact"),
+    ),
+    # An editor or a formatter, said with no subject, is the person's.
+    (
+        "Not using black anymore, ruff format does the job.",
+        ("Not using black anymore, ruff format does the job", "user", "preference"),
+    ),
 ]
 
 
@@ -186,6 +220,9 @@ def test_a_change_with_no_earlier_memory_is_stored_as_the_new_state(
         "Por favor cambia a la rama de pruebas.",
         "如果我们改用 PostgreSQL，会更快吗",
         "Wenn wir auf pnpm umsteigen würden, wäre es schneller.",
+        "I moved the button to the left.",
+        "I changed the color to Red.",
+        "It's Postgres, not MySQL.",
     ],
 )
 def test_a_request_or_hypothetical_change_stores_nothing(repo_path: Path, text: str) -> None:

@@ -70,6 +70,7 @@ class _Form:
     pattern: re.Pattern[str]
     wording: Mapping[str, str]
     was: str
+    needs_thing: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,10 +130,13 @@ def _form(raw: Any, language: Mapping[str, Any], field: str) -> _Form:
         pattern = re.compile(text, re.IGNORECASE)
     except re.error as err:
         raise invalid_rules(f"not a regular expression: {err}", SOURCE, field) from err
+    if raw.get("needs", "thing") != "thing":
+        raise invalid_rules("needs may only be: thing", SOURCE, f"{field}.needs")
     return _Form(
         pattern=pattern,
         wording={str(k).lower(): v for k, v in wording.items()},
         was=str(language.get("was", "")),
+        needs_thing="needs" in raw,
     )
 
 
@@ -198,6 +202,23 @@ def _durable(value: str) -> bool:
     return bool(_CAPITAL.search(_ARTICLE.sub("", value, count=1)) and not _ARTICLE.match(value))
 
 
+def _wording(worded: list[tuple[bool, str, str]], old: list[str], new: list[str]) -> str | None:
+    """The new state in words: a form's wording of the new value (with the old one it
+    replaced), or of the old value alone ("We no longer use Redis") when no new value is
+    named; None when the statement says its new state better as it is."""
+    for says_new, text, was in worded:
+        if says_new:
+            gone = [value for value in old if value not in new]
+            return _sentence_case(text + (was.format(old=gone[0]) if gone else ""))
+    if worded and not new:
+        return _sentence_case(worded[0][1])
+    return None
+
+
+def _sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def read_change(text: str) -> Change | None:
     """The change or correction ``text`` says, or None when it says neither."""
     rules = _rules()
@@ -206,22 +227,22 @@ def read_change(text: str) -> Change | None:
     scan = rules.opens_rule.sub(" ", text)
     old: list[str] = []
     new: list[str] = []
-    wording: tuple[str, str] | None = None  # the new state, and how to add the old value
+    worded: list[tuple[bool, str, str]] = []  # (names the new value, new state, old suffix)
     for form in rules.forms:
         for hit in form.pattern.finditer(scan):
-            groups = hit.groupdict()
+            groups = {k: v for k, v in hit.groupdict().items() if v is not None}
             was, now = _value(groups.get("old")), _value(groups.get("new"))
+            if form.needs_thing and not any(_thing(v) or _DIGIT.search(v) for v in (was, now) if v):
+                continue
             old += [was] if was else []
             new += [now] if now else []
-            who = (groups.get("who") or "*").lower()
+            who = groups.get("who", "*").lower()
             # "We use {new}" fits a tool, not a city: "I moved to Berlin" stays as said.
             named = now if now is not None else was
-            if wording is None and named and _thing(named) and who in form.wording:
-                wording = (form.wording[who].format(new=now, old=was), "" if not now else form.was)
-    words = None
-    if wording is not None:
-        gone = [value for value in old if value not in new]
-        words = wording[0] + (wording[1].format(old=gone[0]) if gone else "")
+            if named and _thing(named) and who in form.wording:
+                state = form.wording[who].format_map({**groups, "new": now, "old": was})
+                worded.append((now is not None, state, form.was if now else ""))
+    words = _wording(worded, old, new)
     if old or new or rules.change.search(scan):
         action = "SUPERSEDE"
     elif rules.correction.search(scan):

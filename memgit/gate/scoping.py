@@ -7,7 +7,8 @@ pnpm"). A statement in the first person singular is the user's; otherwise one in
 first person plural ("we", 我们, "usamos", "wir"), or one that names a part of a
 software project (CI, the repository, a branch, an API, a host, a port, a path or
 domain, a library or version, build, deploy, release, merge, push, 项目, 部署, ...) or a
-thing of :mod:`memgit.gate.subjects` (pnpm, Postgres, Jenkins) is the project's;
+thing of a project family of :mod:`memgit.gate.subjects` (pnpm, Postgres, Jenkins, but
+not an editor or a shell) is the project's;
 anything else goes to the default scope, the first one memgit.yaml lists. A scope
 memgit.yaml does not declare is never chosen: the default stands in for it. The words
 are data (``scopes.yaml`` beside this module, loaded once).
@@ -69,7 +70,7 @@ def _is_project(text: str) -> bool:
     words = _words()
     if words.team.search(text) or words.project.search(text) or _SHAPES.search(text):
         return True
-    return any(pattern.search(text) for _name, pattern in load_subjects().things)
+    return any(pattern.search(text) for pattern in load_subjects().project_things)
 
 
 def choose_scope(text: str, scopes: Sequence[str]) -> str:

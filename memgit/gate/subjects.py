@@ -78,6 +78,7 @@ class Subjects:
     groups: tuple[_Group, ...]
     numbered: tuple[re.Pattern[str], ...]
     things: tuple[tuple[str, re.Pattern[str]], ...]
+    project_things: tuple[re.Pattern[str], ...]  # the families with ``scope: project``
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,14 +181,24 @@ def parse_subjects(text: str) -> Subjects:
         re.compile(p, re.IGNORECASE) for p in _strings(data.get("numbered", []), "numbered")
     )
     things = []
+    project = []
     for n, family in enumerate(data.get("things") or []):
         field = f"things[{n}]"
         if not isinstance(family, dict) or not isinstance(family.get("name"), str):
             raise _invalid("a family needs a name and values", field)
+        if family.get("scope", "project") != "project":
+            raise _invalid("scope may only be: project", f"{field}.scope")
         pattern = _words(_strings(family.get("values"), f"{field}.values"))
         if pattern is not None:
             things.append((family["name"], pattern))
-    return Subjects(groups=tuple(groups), numbered=numbered, things=tuple(things))
+            if "scope" in family:
+                project.append(pattern)
+    return Subjects(
+        groups=tuple(groups),
+        numbered=numbered,
+        things=tuple(things),
+        project_things=tuple(project),
+    )
 
 
 @functools.cache

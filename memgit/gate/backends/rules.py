@@ -227,16 +227,18 @@ class _Answer:
             ) or title
         if target is None:
             kind = statement.kind
+            scope = choose_scope(statement.what, self.scopes)
             if kind is None and change is not None and change.alone:
-                # A change of mind with no earlier memory still says what holds now.
-                scope = choose_scope(statement.what, self.scopes)
+                # A change of mind with no earlier memory still says what holds now, and
+                # whose: "I no longer use pnpm, we moved to bun" is the project's.
+                scope = choose_scope(change.wording or statement.what, self.scopes)
                 kind = "preference" if scope == "user" else "fact"
             if kind is None:
                 return None  # "actually ..." about nothing memgit knows: not a statement
             return {
                 "action": "CREATE",
                 "type": self._type(kind),
-                "scope": choose_scope(statement.what, self.scopes),
+                "scope": scope,
                 "title": title,
                 "body": body,
             }
