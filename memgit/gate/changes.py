@@ -21,7 +21,8 @@ tag release 8 ...") as often as it replaces one. A sentence that is a hypothetic
 plan or someone else's words ("if we switched to Postgres ...") changes nothing.
 
 A change form that names its new value ("we switched to pnpm", "cambiamos a bun") is a
-memory of its own when no earlier memory holds the old one, worded as the state it
+memory of its own when no earlier memory holds the old one (one that names only the old
+value, "we dropped Redis", is not), worded as the state it
 leaves ("We use pnpm (no longer npm)"), unless it is a request or a state of the moment
 ("please switch to ...", "for now").
 """
@@ -57,7 +58,12 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _NOISE = frozenset({"com", "org", "net", "io", "www", "http", "https", "html"})
 _MIN_SHARED = 2
 _TRAILING = " \t.,;:!?。，；：！？"
-_HOST = re.compile(r"\w(?:[\w-]*\.)+[a-z]{2,}\b", re.IGNORECASE)
+# A host, not a file: "bun.lock" and "pnpm-lock.yaml" name nothing a change moves to.
+_HOST = re.compile(
+    r"\w(?:[\w-]*\.)+(?!(?:lock|ya?ml|json|toml|md|txt|py|js|ts|sh|cfg|ini|log)\b)[a-z]{2,}\b",
+    re.IGNORECASE,
+)
+_VERSION = re.compile(r"\d+\.\d+")
 _DIGIT = re.compile(r"\d")
 _CAPITAL = re.compile(r"(?<![\w'])[A-Z]")
 _ARTICLE = re.compile(
@@ -71,6 +77,7 @@ class _Form:
     wording: Mapping[str, str]
     was: str
     needs_thing: bool
+    removal: bool  # says only what no longer holds ("dropped X")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,6 +144,7 @@ def _form(raw: Any, language: Mapping[str, Any], field: str) -> _Form:
         wording={str(k).lower(): v for k, v in wording.items()},
         was=str(language.get("was", "")),
         needs_thing="needs" in raw,
+        removal=raw.get("removal") is True,
     )
 
 
@@ -202,6 +210,27 @@ def _durable(value: str) -> bool:
     return bool(_CAPITAL.search(_ARTICLE.sub("", value, count=1)) and not _ARTICLE.match(value))
 
 
+def _names_more(text: str, old: list[str]) -> bool:
+    """Whether ``text`` names a thing, a version or a host besides the ``old`` values."""
+    for value in old:
+        text = text.replace(value, " ")
+    return bool(_thing(text) or _VERSION.search(text) or _HOST.search(text))
+
+
+def _same_family(text: str, old: list[str], new: list[str]) -> list[str]:
+    """The names of the old values' families that ``text`` gives besides them: in "Not
+    using black anymore, ruff format does the job", ruff format is the new value."""
+    found: list[str] = []
+    for _name, pattern in load_subjects().things:
+        if not any(pattern.search(value) for value in old):
+            continue
+        for hit in pattern.finditer(text):
+            value = hit.group()
+            if not any(value.lower() in known.lower() for known in (*old, *new, *found)):
+                found.append(value)
+    return found
+
+
 def _wording(worded: list[tuple[bool, str, str]], old: list[str], new: list[str]) -> str | None:
     """The new state in words: a form's wording of the new value (with the old one it
     replaced), or of the old value alone ("We no longer use Redis") when no new value is
@@ -227,6 +256,7 @@ def read_change(text: str) -> Change | None:
     scan = rules.opens_rule.sub(" ", text)
     old: list[str] = []
     new: list[str] = []
+    contrast: list[str] = []  # old values of forms that also say the new state ("Y, not X")
     worded: list[tuple[bool, str, str]] = []  # (names the new value, new state, old suffix)
     for form in rules.forms:
         for hit in form.pattern.finditer(scan):
@@ -236,6 +266,7 @@ def read_change(text: str) -> Change | None:
                 continue
             old += [was] if was else []
             new += [now] if now else []
+            contrast += [was] if was and not form.removal else []
             who = groups.get("who", "*").lower()
             # "We use {new}" fits a tool, not a city: "I moved to Berlin" stays as said.
             named = now if now is not None else was
@@ -243,13 +274,20 @@ def read_change(text: str) -> Change | None:
                 state = form.wording[who].format_map({**groups, "new": now, "old": was})
                 worded.append((now is not None, state, form.was if now else ""))
     words = _wording(worded, old, new)
+    new += _same_family(scan, old, new)
     if old or new or rules.change.search(scan):
         action = "SUPERSEDE"
     elif rules.correction.search(scan):
         action = "UPDATE"
     else:
         return None
-    alone = any(_durable(value) for value in (*old, *new)) and not rules.not_alone.search(text)
+    # "Heroku is out" alone says only what no longer holds: a memory of it would keep the
+    # old value current-looking. "Y, not X" says Y, and a removal beside another name
+    # says the rest ("we dropped 3.9; the matrix covers Python 3.10 to 3.12").
+    said = any(_durable(value) for value in (*new, *contrast)) or (
+        any(_durable(value) for value in old) and _names_more(scan, old)
+    )
+    alone = said and not rules.not_alone.search(text)
     return Change(
         action=action,
         old=tuple(dict.fromkeys(old)),

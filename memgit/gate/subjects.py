@@ -91,13 +91,15 @@ class Slot:
     things: frozenset[str]
 
 
-def _words(patterns: list[str]) -> re.Pattern[str] | None:
+def _words(patterns: list[str], *, whole: bool = False) -> re.Pattern[str] | None:
     """One pattern for a list of names: Latin ones at word boundaries (a hyphen before
-    joins words too: "pre-prod" is not "prod", but "staging-db" is staging), CJK ones
+    joins words too: "pre-prod" is not "prod", but "staging-db" is staging; a ``whole``
+    name is joined to nothing: "pnpm-lock.yaml" names a file, not pnpm), CJK ones
     anywhere."""
     if not patterns:
         return None
-    parts = [p if _CJK.search(p) else rf"(?<![\w-])(?:{p})(?!\w)" for p in patterns]
+    after = r"(?![\w-]|\.\w)" if whole else r"(?!\w)"
+    parts = [p if _CJK.search(p) else rf"(?<![\w.-])(?:{p}){after}" for p in patterns]
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
@@ -188,7 +190,7 @@ def parse_subjects(text: str) -> Subjects:
             raise _invalid("a family needs a name and values", field)
         if family.get("scope", "project") != "project":
             raise _invalid("scope may only be: project", f"{field}.scope")
-        pattern = _words(_strings(family.get("values"), f"{field}.values"))
+        pattern = _words(_strings(family.get("values"), f"{field}.values"), whole=True)
         if pattern is not None:
             things.append((family["name"], pattern))
             if "scope" in family:
