@@ -350,3 +350,47 @@ def test_a_broken_rules_file_is_an_error_naming_its_field(
     assert caught.value.code == "invalid-gate-rules"
     assert caught.value.field == field
     assert caught.value.path is not None and caught.value.path.endswith(".yaml")
+
+
+BANK = {
+    "stg-db": "The staging database runs Postgres 15",
+    "prod-db": "Production runs Postgres 15.4",
+    "api-host": "The API lives at api.example.dev",
+    "docs-host": "The docs live at docs.example.dev",
+    "pm": "We use pnpm for packages",
+    "fe-pm": "The frontend uses yarn",
+    "ci": "CI runs on Jenkins",
+    "deploy": "We deploy to Heroku",
+    "editor": "I use VS Code",
+    "srv7": "Server 7 runs Debian 11",
+    "laptop": "My laptop runs Fedora",
+    "mq": "The message queue is RabbitMQ",
+    "zh-db": "测试环境的数据库是 MySQL",
+    "es-ci": "Usamos Jenkins para el despliegue",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("Production now runs Postgres 16.", "prod-db"),
+        ("The staging database was upgraded to Postgres 16.", "stg-db"),
+        ("We switched from pnpm to bun.", "pm"),
+        ("The frontend switched from yarn to pnpm.", "fe-pm"),
+        ("We moved from yarn to pnpm.", None),  # the memory says which part; this does not
+        ("CI moved to GitHub Actions.", "ci"),
+        ("We moved off Heroku, everything runs on Fly.io now.", "deploy"),
+        ("I switched from VS Code to Zed.", "editor"),
+        ("Server 14 now runs Debian 12.", None),
+        ("Server 7 now runs Debian 12.", "srv7"),
+        ("Our laptops now run Ubuntu.", None),
+        ("We replaced RabbitMQ with Kafka.", "mq"),
+        ("The docs moved to docs2.example.dev.", "docs-host"),
+        ("The API moved to api.example.io.", "api-host"),
+        ("生产环境已经改用 PostgreSQL 了。", None),
+        ("测试环境已经改用 PostgreSQL 了。", "zh-db"),
+        ("Ya no usamos Jenkins, ahora todo va a GitHub Actions.", "es-ci"),
+    ],
+)
+def test_among_many_memories_a_change_finds_its_subject(text: str, target: str | None) -> None:
+    assert find_target(text, BANK, taken=set()) == target

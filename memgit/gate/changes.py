@@ -273,8 +273,8 @@ def read_change(text: str) -> Change | None:
             if named and _thing(named) and who in form.wording:
                 state = form.wording[who].format_map({**groups, "new": now, "old": was})
                 worded.append((now is not None, state, form.was if now else ""))
-    words = _wording(worded, old, new)
     new += _same_family(scan, old, new)
+    words = _wording(worded, old, new)
     if old or new or rules.change.search(scan):
         action = "SUPERSEDE"
     elif rules.correction.search(scan):
