@@ -210,6 +210,12 @@ def _durable(value: str) -> bool:
     return bool(_CAPITAL.search(_ARTICLE.sub("", value, count=1)) and not _ARTICLE.match(value))
 
 
+def _countable(value: str, text: str) -> bool:
+    """Whether ``value`` is a thing, a version, or a number beside a thing ("bumped Node
+    to 20"): "moved the standup to 10am" is none."""
+    return bool(_thing(value) or _VERSION.search(value) or (_DIGIT.search(value) and _thing(text)))
+
+
 def _names_more(text: str, old: list[str]) -> bool:
     """Whether ``text`` names a thing, a version or a host besides the ``old`` values."""
     for value in old:
@@ -262,7 +268,7 @@ def read_change(text: str) -> Change | None:
         for hit in form.pattern.finditer(scan):
             groups = {k: v for k, v in hit.groupdict().items() if v is not None}
             was, now = _value(groups.get("old")), _value(groups.get("new"))
-            if form.needs_thing and not any(_thing(v) or _DIGIT.search(v) for v in (was, now) if v):
+            if form.needs_thing and not any(_countable(v, scan) for v in (was, now) if v):
                 continue
             old += [was] if was else []
             new += [now] if now else []
