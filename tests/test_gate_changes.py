@@ -184,6 +184,10 @@ ALONE: list[tuple[str, tuple[str, str, str]]] = [
     ("其实我们已经改用 PostgreSQL 了。", ("我们用 PostgreSQL", "project", "fact")),
     ("Migramos de MySQL a PostgreSQL.", ("Usamos PostgreSQL (ya no MySQL)", "project", "fact")),
     ("Wir sind auf pnpm umgestiegen.", ("Wir nutzen pnpm", "project", "fact")),
+    (
+        "We're switching the test suite to Vitest.",
+        ("We're switching the test suite to Vitest", "project", "fact"),
+    ),
     # "I" and "we": the new state is the team's.
     (
         "I no longer use pnpm, we moved to bun last sprint.",
@@ -220,6 +224,10 @@ def test_a_change_with_no_earlier_memory_is_stored_as_the_new_state(
         "如果我们改用 PostgreSQL，会更快吗",
         "Wenn wir auf pnpm umsteigen würden, wäre es schneller.",
         "I moved the button to the left.",
+        "We're moving to Kubernetes next quarter.",
+        "My friend switched to Linux last year.",
+        "Fun fact: Discord moved from Go to Rust.",
+        "We switched to Zoom for the standup today.",
         "I changed the color to Red.",
         "It's Postgres, not MySQL.",
         # Only the old value: nothing new to keep, and "Redis" would look current.
