@@ -711,6 +711,34 @@ def test_a_supersedes_cycle_made_by_hand_over_two_commits(
     assert gate_codes(repo_path) == {"supersedes-cycle"}
 
 
+def test_two_entries_for_one_replaced_memory_are_a_diamond_not_a_cycle(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A memory replaced in two commits that both held it (two clones decided the same turn
+    from different tips, and a merge kept both entries) is two roads to one memory: the
+    check refused it as a cycle, and every later sync failed for good."""
+    template = (CORPUS / "valid" / "human-memory.md").read_text("utf-8").partition("\n")[2]
+    old = "memories/user/aa/aaaaaaaaaaaa.md"
+    (repo_path / old).parent.mkdir(parents=True)
+    (repo_path / old).write_text(template.replace("tabs4ever001", "aaaaaaaaaaaa"), "utf-8")
+    git(repo_path, "add", "-A")
+    git(repo_path, "commit", "-q", "-m", "A")
+    first = git(repo_path, "rev-parse", "HEAD").strip()
+    git(repo_path, "commit", "-q", "--allow-empty", "-m", "another commit that holds A")
+    second = git(repo_path, "rev-parse", "HEAD").strip()
+    git(repo_path, "rm", "-q", old)
+    entries = "".join(f"- id: aaaaaaaaaaaa\n  commit: {c}\n" for c in sorted((first, second)))
+    text = template.replace("tabs4ever001", "bbbbbbbbbbbb")
+    new = "memories/user/bb/bbbbbbbbbbbb.md"
+    (repo_path / new).parent.mkdir(parents=True)
+    (repo_path / new).write_text(
+        text.replace("sources: []", f"supersedes:\n{entries}sources: []"), "utf-8"
+    )
+    git(repo_path, "add", "-A")
+    runs = run_hooks(repo_path, staged_files(repo_path), monkeypatch, capsys)
+    assert runs["memgit-supersession"].status == 0, runs["memgit-supersession"].stderr
+
+
 def test_recorded_gate_output_with_a_retired_target_is_refused(
     templates: repos.Templates,
     tmp_path: Path,

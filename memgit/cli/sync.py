@@ -31,7 +31,9 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     lacks are pushed together. If the remote moved meanwhile, it starts again.
     A conflict (exit 4), a refused check (exit 3) or an unreachable remote
     (exit 5) leaves the branch as it was. Two memories created apart that say
-    nearly the same are both kept and listed as possible duplicates.
+    nearly the same are both kept and listed as possible duplicates; memories
+    that replace the same one in two ways are an open contradiction, reported
+    until `memgit review approve ID --keep MEMORY` keeps one.
     """
     from memgit.cli.progress import progress_bar
     from memgit.repo import MemoryRepo
@@ -52,3 +54,6 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
         click.echo(f"Took {plural(len(result.refs_adopted), 'memgit ref')} from {result.remote}.")
     for ours, theirs in result.possible_duplicates:
         click.echo(f"Possible duplicate: {ours} and {theirs} (both kept)")
+    for found in result.contradictions:
+        click.echo(f"Open contradiction: {found.describe()}")
+        click.echo(f"  keep one: memgit review show {found.id}")

@@ -91,6 +91,9 @@ def verify(
     else:
         for finding in result.findings:
             click.echo(finding.render(), err=True)
+        for found in result.contradictions:
+            click.echo(f"warning[contradiction]: {found.describe()}", err=True)
+            click.echo(f"hint: `memgit review show {found.id}`, then keep one", err=True)
         verdict = "clean" if result.ok else f"{plural(len(result.findings), 'problem')}"
         click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
     if not result.ok:

@@ -18,6 +18,7 @@ import pygit2
 from memgit.constants import MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
+from memgit.governance.contradictions import Contradiction, find_contradictions
 from memgit.governance.counts import RangeCounts, count_range
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
 from memgit.governance.view import CommitView, view_of_commit
@@ -47,6 +48,9 @@ class VerifyResult:
     commits: tuple[str, ...]
     findings: tuple[Finding, ...]
     counts: RangeCounts
+    # In the newest commit checked: memories that replace the same one (a warning; a
+    # person resolves it with `memgit review`), not a problem of any commit.
+    contradictions: tuple[Contradiction, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -57,6 +61,7 @@ class VerifyResult:
             "ok": self.ok,
             "commits": list(self.commits),
             "problems": [finding.to_dict() for finding in self.findings],
+            "contradictions": [found.to_dict() for found in self.contradictions],
         }
 
 
@@ -166,7 +171,10 @@ def iter_findings(
 def verify(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> VerifyResult:
     ids = tuple(str(commit.id) for commit in commits)
     return VerifyResult(
-        commits=ids, findings=tuple(iter_findings(repo, commits)), counts=count_range(repo, ids)
+        commits=ids,
+        findings=tuple(iter_findings(repo, commits)),
+        counts=count_range(repo, ids),
+        contradictions=tuple(find_contradictions(repo, commits[-1].tree)) if commits else (),
     )
 
 

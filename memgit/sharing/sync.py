@@ -28,6 +28,7 @@ from memgit.constants import MEMORIES_DIR
 from memgit.derived.archive import Progress
 from memgit.errors import ChecksFailedError, ConflictError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import Governance
+from memgit.governance.contradictions import Contradiction, find_contradictions
 from memgit.governance.verify import (
     ZERO,
     Finding,
@@ -63,6 +64,8 @@ class SyncResult:
     refs_pushed: int = 0
     rounds: int = 1
     possible_duplicates: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # Open in the branch after the sync: memories that replace the same one (a review item).
+    contradictions: tuple[Contradiction, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -76,6 +79,7 @@ class SyncResult:
             "refs_pushed": self.refs_pushed,
             "rounds": self.rounds,
             "possible_duplicates": [list(pair) for pair in self.possible_duplicates],
+            "contradictions": [found.to_dict() for found in self.contradictions],
         }
 
 
@@ -130,6 +134,7 @@ def sync(
                 refs_pushed=len([name for name in updates if name != remote_branch]),
                 rounds=round_number,
                 possible_duplicates=tuple(duplicates),
+                contradictions=tuple(find_contradictions(git, git[tip].peel(pygit2.Tree))),
             )
     raise ConflictError(
         f"{remote} kept moving; gave up after {MAX_ROUNDS} rounds",
