@@ -52,7 +52,11 @@ _LISTED_PARTS = re.compile(r";\s+|；|,\s+(?:and\s+)?|，")
 # A reply longer than this is no short agreement, whatever it opens with.
 _AGREEMENT_LIMIT = 160
 # A proposal that speaks of the user ("keep your answers short") is about the user.
-_ABOUT_USER = re.compile(r"\b(?:you|your|yours|tu|tus|te|usted|du|dir|dich|dein\w*)\b|你")
+_ABOUT_USER = re.compile(
+    r"\b(?:you|your|yours|tu|tus|te|usted|du|dir|dich|dein\w*)\b|你"
+    r"|^(?:show|answer|reply|respond|explain|summari[sz]e|format|write (?:answers|replies))\b",
+    re.IGNORECASE,
+)
 # What a proposal must say more than: "do it", "use that".
 _EMPTY_PROPOSAL = re.compile(
     r"^\W*\w+(?:\s+(?:it|this|that|them|so|one))?\W*$|^(?:it|this|that)\b", re.IGNORECASE
@@ -90,10 +94,18 @@ def _first(forms: tuple[Form, ...], text: str) -> tuple[Form, re.Match[str]] | N
     return None
 
 
-def refused(text: str) -> str | None:
-    """The name of the never-form ``text`` holds (a question, a joke, ...), if any."""
-    hit = _first(load_forms().never, text)
-    return hit[0].name if hit is not None else None
+# An explicit request may be asked as a question ("Could you remember that ...?"): these
+# never-forms do not refuse it.
+_ASKING = frozenset({"question", "polite-one-off", "one-off"})
+
+
+def refused(text: str, *, asking: bool = False) -> str | None:
+    """The name of the never-form ``text`` holds (a question, a joke, ...), if any;
+    ``asking``: ``text`` is an explicit request, which may be put as a question."""
+    for form in load_forms().never:
+        if not (asking and form.name in _ASKING) and form.search(text) is not None:
+            return form.name
+    return None
 
 
 def find_statements(text: str) -> list[_Statement]:
@@ -104,18 +116,21 @@ def find_statements(text: str) -> list[_Statement]:
     sentences = split_sentences(text)
     merged = -1
     for number, sentence in enumerate(sentences):
-        if number == merged or sentence.text.endswith(("?", "？")):
+        if number == merged:
             continue
         marker = LIST_MARKER.match(sentence.text)
         skip = marker.end() if marker else 0
         quote = shorten(sentence.text[skip:], _QUOTE_LIMIT)
         if quote is None or quote_weight(quote) < MIN_QUOTE_WEIGHT:
             continue  # the evidence check would refuse it, and the whole answer with it
-        if _REDACTED in quote or refused(quote) is not None:
+        plain = strip_lead_in(quote)
+        asking = _first(load_forms().requests, plain) is not None
+        if quote.endswith(("?", "？")) and not asking:
+            continue
+        if _REDACTED in quote or refused(quote, asking=asking) is not None:
             continue
         start = sentence.start + skip
         change = change_kind(quote)
-        plain = strip_lead_in(quote)
         lead = len(quote) - len(plain)
         parts = _parts(plain) if change is None else []
         if parts:
@@ -132,6 +147,8 @@ def find_statements(text: str) -> list[_Statement]:
             ]
             continue
         reading = _read(plain)
+        if reading is not None and quote.endswith(("?", "？")) and _thin(reading.what):
+            continue  # "Can you remember that file I sent?" asks; it states nothing
         if reading is None and change is None:
             continue
         statement = _Statement(
@@ -183,13 +200,13 @@ def _read(text: str) -> _Reading | None:
     forms = load_forms()
     request = _first(forms.requests, text)
     if request is not None:
-        what = text[request[1].end() :].strip()
+        what = text[request[1].end() :].strip().rstrip("?？ ")
         if not what:
             return None
         kind = request[0].type or "fact"
         inner = _statement(what)
         if inner is None:
-            return _Reading(what=what, kind=kind, scope=None)
+            return _Reading(what=what, kind=kind, scope=_whose(what))
         # "Remember that I prefer X" is a preference; "Decision made: ..." stays a decision.
         return _Reading(what=what, kind=inner.kind if kind == "fact" else kind, scope=inner.scope)
     rest, opened = _without_openers(text)
@@ -197,6 +214,11 @@ def _read(text: str) -> _Reading | None:
     if reading is None:
         return None
     return _Reading(what=rest, kind=opened or reading.kind, scope=reading.scope)
+
+
+def _thin(what: str) -> bool:
+    """Whether ``what`` is too little to be a statement without a form of its own."""
+    return _statement(what) is None and len(what.split()) < 5 and quote_weight(what) < 24
 
 
 def _without_openers(text: str) -> tuple[str, str | None]:
@@ -216,7 +238,19 @@ def _statement(text: str) -> _Reading | None:
     hit = _first(load_forms().statements, text)
     if hit is None:
         return None
-    return _Reading(what=text, kind=hit[0].type or "fact", scope=hit[0].scope)
+    return _Reading(what=text, kind=hit[0].type or "fact", scope=hit[0].scope or _whose(text))
+
+
+def _whose(text: str) -> str | None:
+    """``user`` when ``text`` speaks of the speaker ("I", "my", 我, mi, mein), else
+    ``project`` when it speaks of the team or the project ("we", "our", 我们, unser);
+    None when it says neither (its words then decide: :mod:`memgit.gate.scoping`)."""
+    forms = load_forms()
+    if _first(forms.speaker, text) is not None:
+        return "user"
+    if _first(forms.team, text) is not None:
+        return "project"
+    return None
 
 
 def _parts(text: str) -> list[tuple[int, str, _Reading]]:
@@ -294,15 +328,20 @@ class _Proposal:
 
 
 def find_proposal(unit: EvidenceUnit) -> _Proposal | None:
-    """The assistant's proposal in ``unit``: its last question that proposes something
-    ("Shall I switch the tests to pytest?"), else its last sentence if that does."""
-    sentences = split_sentences(unit.text)
-    asked = [s for s in sentences if s.text.endswith(("?", "？"))]
-    for sentence in [*reversed(asked), *sentences[-1:]]:
-        hit = _first(load_forms().proposals, sentence.text)
+    """The assistant's proposal in ``unit``: its last sentence that proposes something
+    ("Shall I switch the tests to pytest?"), passing over one that only points back at
+    an earlier one ("Want me to do that going forward?")."""
+    forms = load_forms()
+    for sentence in reversed(split_sentences(unit.text)):
+        hit = _first(forms.proposals, sentence.text)
         if hit is None:
             continue
-        what = hit[1].group("what").strip().rstrip(" ?？.!。！")
+        what = hit[1].group("what").strip()
+        for reason in forms.reasons:
+            what = reason.pattern.sub("", what)
+        what = what.strip().rstrip(" ?？.!。！,，")
+        if _first(forms.anaphora, what) is not None:
+            continue
         if quote_weight(what) < MIN_QUOTE_WEIGHT or _EMPTY_PROPOSAL.search(what):
             return None
         if quote_weight(sentence.text) < MIN_QUOTE_WEIGHT:

@@ -35,6 +35,10 @@ _KEYS = {
     "hesitations",
     "proposals",
     "continuations",
+    "reasons",
+    "anaphora",
+    "speaker",
+    "team",
 }
 _SCOPES = {None, "user", "project"}
 
@@ -72,6 +76,10 @@ class Forms:
     hesitations: tuple[Form, ...] = ()
     proposals: tuple[Form, ...] = ()
     continuations: tuple[Form, ...] = ()
+    reasons: tuple[Form, ...] = ()
+    anaphora: tuple[Form, ...] = ()
+    speaker: tuple[Form, ...] = ()
+    team: tuple[Form, ...] = ()
 
     def __add__(self, other: Forms) -> Forms:
         return Forms(
@@ -87,6 +95,10 @@ class Forms:
                     "hesitations",
                     "proposals",
                     "continuations",
+                    "reasons",
+                    "anaphora",
+                    "speaker",
+                    "team",
                 )
             )
         )
@@ -116,6 +128,10 @@ def parse_forms(text: str, *, source: str) -> Forms:
                 "hesitations",
                 "proposals",
                 "continuations",
+                "reasons",
+                "anaphora",
+                "speaker",
+                "team",
             )
         )
     )
