@@ -36,6 +36,12 @@ AGREED = [
     ("¿Quieres que migre los tests a pytest?", "sí, hazlo", "pytest"),
     ("Soll ich die Tests auf pytest umstellen?", "ja, mach das", "pytest"),
     ("要不要把测试换成 pytest？", "好的就这么办", "pytest"),
+    # A question that only points back: the proposal is the sentence before it.
+    (
+        "I can add a pre-commit hook that runs ruff. Want me to set that up?",
+        "yes please",
+        "pre-commit",
+    ),
 ]
 
 
@@ -64,9 +70,10 @@ def test_a_short_agreement_keeps_the_proposal(
     (memory,) = memories(repo_path).values()
     assert term.lower() in f"{memory.title} {memory.body}".lower()
     assert memory.scope == "project" and memory.type == "decision"
+    proposed = [s for s in proposal.split(". ") if term.lower() in s.lower()][-1]
     assert [(s.unit, s.quote) for s in memory.sources] == [
         ("test-agent/s1/1#0", reply),
-        ("test-agent/s1/0#0", proposal.rsplit(". ", 1)[-1]),
+        ("test-agent/s1/0#0", proposed if proposed.endswith(("?", "？", ".")) else proposed + "."),
     ]
     record = run_records(repo_path)[run.run_id]
     assert [item["path"].rsplit("/", 1)[-1] for item in record["inputs"]] == [

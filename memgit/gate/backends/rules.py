@@ -49,6 +49,9 @@ _REDACTED = "[REDACTED"
 # "..., and the read replica is ...". After "Two things:" a plain comma parts them too.
 _PARTS = re.compile(r";\s+|；|,\s+(?:and|but|plus)\s+|，\s*(?:另外|还有|而且)\s*")
 _LISTED_PARTS = re.compile(r";\s+|；|,\s+(?:and\s+)?|，")
+# The proposal a reply agrees to is among the last sentences of the assistant's message
+# ("... I'd go with RQ. Postgres fits better. Which one?"), not anywhere in a long one.
+_PROPOSAL_WINDOW = 3
 # A reply longer than this is no short agreement, whatever it opens with.
 _AGREEMENT_LIMIT = 160
 # A proposal that speaks of the user ("keep your answers short") is about the user.
@@ -59,7 +62,7 @@ _ABOUT_USER = re.compile(
 )
 # What a proposal must say more than: "do it", "use that".
 _EMPTY_PROPOSAL = re.compile(
-    r"^\W*\w+(?:\s+(?:it|this|that|them|so|one))?\W*$|^(?:it|this|that)\b", re.IGNORECASE
+    r"^\W*(?:\w+\s+)?(?:it|this|that|them|so|one)\W*$|^(?:it|this|that)\b", re.IGNORECASE
 )
 _CHOICE = re.compile(r"\s(?:or|o|oder)\s|还是|或者|或", re.IGNORECASE)
 
@@ -328,11 +331,11 @@ class _Proposal:
 
 
 def find_proposal(unit: EvidenceUnit) -> _Proposal | None:
-    """The assistant's proposal in ``unit``: its last sentence that proposes something
-    ("Shall I switch the tests to pytest?"), passing over one that only points back at
-    an earlier one ("Want me to do that going forward?")."""
+    """The assistant's proposal in ``unit``: the last of its last three sentences that
+    proposes something ("Shall I switch the tests to pytest?"), passing over one that
+    only points back at an earlier one ("Want me to do that going forward?")."""
     forms = load_forms()
-    for sentence in reversed(split_sentences(unit.text)):
+    for sentence in reversed(split_sentences(unit.text)[-_PROPOSAL_WINDOW:]):
         hit = _first(forms.proposals, sentence.text)
         if hit is None:
             continue
@@ -342,7 +345,7 @@ def find_proposal(unit: EvidenceUnit) -> _Proposal | None:
         what = what.strip().rstrip(" ?？.!。！,，")
         if _first(forms.anaphora, what) is not None:
             continue
-        if quote_weight(what) < MIN_QUOTE_WEIGHT or _EMPTY_PROPOSAL.search(what):
+        if not what or _EMPTY_PROPOSAL.search(what):
             return None
         if quote_weight(sentence.text) < MIN_QUOTE_WEIGHT:
             return None
@@ -471,9 +474,9 @@ class _Answer:
         if added is None or proposal is None:
             return False
         what = proposal.what
-        if _CHOICE.search(what):
+        if _CHOICE.search(what) or quote_weight(what) < MIN_QUOTE_WEIGHT:
             if len(added.split()) < 2 and quote_weight(added) < 2 * MIN_QUOTE_WEIGHT:
-                return False  # "yes" to "Postgres or MySQL?" chooses nothing
+                return False  # "yes" to "Postgres or MySQL?" (or to "RQ") says too little
             what = f"{added} ({what})"
         title = _title(what)
         if title is None or _normal(title) in self.known:
