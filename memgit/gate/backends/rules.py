@@ -52,12 +52,13 @@ _LISTED_PARTS = re.compile(r";\s+|；|,\s+(?:and\s+)?|，")
 # The proposal a reply agrees to is among the last sentences of the assistant's message
 # ("... I'd go with RQ. Postgres fits better. Which one?"), not anywhere in a long one.
 _PROPOSAL_WINDOW = 3
+_POINTED_AT = "pointed-at"
 # A reply longer than this is no short agreement, whatever it opens with.
 _AGREEMENT_LIMIT = 160
 # A proposal that speaks of the user ("keep your answers short") is about the user.
 _ABOUT_USER = re.compile(
-    r"\b(?:you|your|yours|tu|tus|te|usted|du|dir|dich|dein\w*)\b|你"
-    r"|^(?:show|answer|reply|respond|explain|summari[sz]e|format|write (?:answers|replies))\b",
+    r"\b(?:you|your)\b.*\b(?:answers?|replies|responses|explanations?|summar(?:y|ies)|messages)\b"
+    r"|\bfor you\b|^(?:show|answer|reply|respond|explain|summari[sz]e|format)\b|你的(?:回答|回复)",
     re.IGNORECASE,
 )
 # What a proposal must say more than: "do it", "use that".
@@ -335,8 +336,17 @@ def find_proposal(unit: EvidenceUnit) -> _Proposal | None:
     proposes something ("Shall I switch the tests to pytest?"), passing over one that
     only points back at an earlier one ("Want me to do that going forward?")."""
     forms = load_forms()
+    pointed = False  # a later question pointed back here: a plain suggestion will do
     for sentence in reversed(split_sentences(unit.text)[-_PROPOSAL_WINDOW:]):
-        hit = _first(forms.proposals, sentence.text)
+        hit = next(
+            (
+                (form, found)
+                for form in forms.proposals
+                if (pointed or form.name != _POINTED_AT)
+                and (found := form.search(sentence.text)) is not None
+            ),
+            None,
+        )
         if hit is None:
             continue
         what = hit[1].group("what").strip()
@@ -344,6 +354,7 @@ def find_proposal(unit: EvidenceUnit) -> _Proposal | None:
             what = reason.pattern.sub("", what)
         what = what.strip().rstrip(" ?？.!。！,，")
         if _first(forms.anaphora, what) is not None:
+            pointed = True
             continue
         if not what or _EMPTY_PROPOSAL.search(what):
             return None
