@@ -120,7 +120,7 @@ ONE_RUN: dict[str, list[tuple[str, str, str, str]]] = {
         (
             "We chose Postgres vs. MySQL for the billing service",
             "We chose Postgres vs. MySQL for the billing service.",
-            "fact",
+            "decision",
             "project",
         )
     ],
@@ -171,7 +171,7 @@ ONE_RUN: dict[str, list[tuple[str, str, str, str]]] = {
         (
             "持续集成必须在 Python 3.11 上运行",
             "持续集成必须在 Python 3.11 上运行。",
-            "fact",
+            "procedure",
             "project",
         )
     ],

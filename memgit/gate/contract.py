@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgit.errors import ExitStatus, MemgitError, Problem
-from memgit.evidence import EvidenceUnit, locate_quote, topic_terms
+from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, topic_terms
 from memgit.jsonio import parse_json
 from memgit.schemas import iter_schema_problems
 from memgit.settings import Settings
@@ -46,6 +46,8 @@ EVIDENCE_CHECKS: dict[str, str] = {
     "quote-ambiguous": "a quote occurs more than once in its unit and has no offsets",
     "quote-offsets-mismatch": "a quote's start/end offsets do not select exactly the quote",
     "confirmation-not-from-user": "a user_confirmation claim quotes a unit the user did not write",
+    "proposal-without-agreement": "a claim quotes the assistant, and its candidate quotes no "
+    "user unit of the turn right after",
     "no-evidence": "a candidate has no evidence binding",
     "coverage-contradicts-bindings": "coverage and evidence bindings disagree about a unit",
     "evidence-unrelated-to-target": "a SUPERSEDE or RETRACT quotes nothing about its target",
@@ -222,7 +224,9 @@ class _Checker:
             targets.add(target)
         return seen
 
-    def _unit(self, unit_id: str, field: str) -> EvidenceUnit | None:
+    def _unit(self, unit_id: str, field: str, *, proposal: bool = False) -> EvidenceUnit | None:
+        """The unit a row or claim names, if it may; ``proposal``: a claim, which may
+        also quote the assistant (held to an agreement by :meth:`_check_proposals`)."""
         unit = self.units.get(unit_id)
         if unit is None:
             self.add("unknown-unit", field)
@@ -230,7 +234,7 @@ class _Checker:
         if unit_id in self.closed:
             self.add(self.closed[unit_id], field)
             return None
-        if not unit.can_support:
+        if not unit.can_support and not (proposal and unit.role == "assistant"):
             self.add("unit-cannot-support", field)
             return None
         return unit
@@ -271,9 +275,10 @@ class _Checker:
                 self.add("duplicate-binding", f"{field}.candidate_id")
                 continue
             resolved = self.claims.setdefault(cid, [])
+            proposals: list[tuple[str, str]] = []  # (assistant unit, the claim's field)
             for j, claim in enumerate(binding["claims"]):
                 claim_field = f"{field}.claims[{j}]"
-                unit = self._unit(claim["unit_id"], f"{claim_field}.unit_id")
+                unit = self._unit(claim["unit_id"], f"{claim_field}.unit_id", proposal=True)
                 if unit is None:
                     continue
                 if claim["role"] == "user_confirmation" and unit.role != "user":
@@ -284,6 +289,8 @@ class _Checker:
                 if isinstance(where, str):
                     self.add(where, f"{claim_field}.quote")
                     continue
+                if unit.role == "assistant":
+                    proposals.append((unit.id, claim_field))
                 resolved.append(
                     Claim(
                         unit_id=unit.id,
@@ -293,6 +300,15 @@ class _Checker:
                         end=where[1],
                     )
                 )
+            self._check_proposals(resolved, proposals)
+
+    def _check_proposals(self, claims: list[Claim], proposals: list[tuple[str, str]]) -> None:
+        """An assistant's words support a memory only as the proposal a user agreed to:
+        the same candidate quotes a user unit of the turn right after (docs/gate.md)."""
+        users = [c.unit_id for c in claims if self.units[c.unit_id].role == "user"]
+        for unit_id, field in proposals:
+            if not any(agrees_to(user, unit_id) for user in users):
+                self.add("proposal-without-agreement", f"{field}.unit_id")
 
     def _check_agreement(self, candidate_ids: set[str]) -> None:
         for i, candidate in enumerate(self.raw["candidates"]):
