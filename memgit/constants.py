@@ -35,6 +35,7 @@ TRAILER_EXPIRED = "Memgit-Expired"
 TRAILER_APPROVED = "Memgit-Approved"
 TRAILER_REJECTED = "Memgit-Rejected"
 TRAILER_FORGOTTEN = "Memgit-Forgotten"
+TRAILER_CONTRADICTION = "Memgit-Contradiction"
 
 # Input limits: generous for real conversations, small enough to refuse abuse.
 MAX_INPUT_BYTES = 64 * 1024 * 1024

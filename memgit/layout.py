@@ -121,6 +121,11 @@ def check_memory_id(value: object, *, field: str = "id", source: str | None = No
     return value
 
 
+def is_run_id(value: str) -> bool:
+    """Whether ``value`` has a run id's shape (a memory id has no upper-case letter)."""
+    return _RUN_ID.fullmatch(value) is not None
+
+
 def check_run_id(value: object, *, field: str = "run_id", source: str | None = None) -> str:
     if not isinstance(value, str) or not _RUN_ID.fullmatch(value):
         raise InvalidInputError(

@@ -22,8 +22,10 @@ from memgit.store.repository import open_repository
 if TYPE_CHECKING:
     from memgit.gate.backends import Backend
     from memgit.gate.prompt import GateRequest
+    from memgit.governance.contradictions import Contradiction
     from memgit.process import ProcessResult
     from memgit.review.approve import Approval
+    from memgit.review.contradictions import Resolution
     from memgit.review.push import Pushed
     from memgit.review.reject import Rejection
     from memgit.review.show import ProposalView
@@ -304,6 +306,28 @@ class MemoryRepo:
         from memgit.review.show import list_proposals
 
         return list_proposals(self.git, self._branch_tip(), everything=everything)
+
+    def review_contradictions(self) -> list[Contradiction]:
+        """Open contradictions: active memories that replace the same one (two clones
+        changed their mind about it differently), by the id they replace."""
+        from memgit.governance.contradictions import find_contradictions
+
+        return find_contradictions(self.git, self._branch_tip().tree)
+
+    def review_contradiction(self, item: str) -> Contradiction:
+        """One open contradiction, named by the id its memories replace."""
+        from memgit.review.contradictions import find_contradiction
+
+        return find_contradiction(self.git, self._branch_tip().tree, item)
+
+    def review_resolve(self, item: str, *, keep: str) -> Resolution:
+        """Close contradiction ``item``: ``keep`` stays, the others leave the tree as
+        replaced by it, in one checked commit (docs/review.md#contradictions)."""
+        from memgit.derived.lookup import IndexLookup
+        from memgit.review.contradictions import resolve
+
+        lookup = IndexLookup(self._recall_index())
+        return resolve(lookup, item, keep, author_fallback=self.settings.author)
 
     def review_show(self, run_id: str) -> ProposalView:
         """A proposal's decisions with their memories, quotes and turns, and its diff."""

@@ -711,6 +711,34 @@ def test_a_supersedes_cycle_made_by_hand_over_two_commits(
     assert gate_codes(repo_path) == {"supersedes-cycle"}
 
 
+def test_two_entries_for_one_replaced_memory_are_a_diamond_not_a_cycle(
+    repo_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A memory replaced in two commits that both held it (two clones decided the same turn
+    from different tips, and a merge kept both entries) is two roads to one memory: the
+    check refused it as a cycle, and every later sync failed for good."""
+    template = (CORPUS / "valid" / "human-memory.md").read_text("utf-8").partition("\n")[2]
+    old = "memories/user/aa/aaaaaaaaaaaa.md"
+    (repo_path / old).parent.mkdir(parents=True)
+    (repo_path / old).write_text(template.replace("tabs4ever001", "aaaaaaaaaaaa"), "utf-8")
+    git(repo_path, "add", "-A")
+    git(repo_path, "commit", "-q", "-m", "A")
+    first = git(repo_path, "rev-parse", "HEAD").strip()
+    git(repo_path, "commit", "-q", "--allow-empty", "-m", "another commit that holds A")
+    second = git(repo_path, "rev-parse", "HEAD").strip()
+    git(repo_path, "rm", "-q", old)
+    entries = "".join(f"- id: aaaaaaaaaaaa\n  commit: {c}\n" for c in sorted((first, second)))
+    text = template.replace("tabs4ever001", "bbbbbbbbbbbb")
+    new = "memories/user/bb/bbbbbbbbbbbb.md"
+    (repo_path / new).parent.mkdir(parents=True)
+    (repo_path / new).write_text(
+        text.replace("sources: []", f"supersedes:\n{entries}sources: []"), "utf-8"
+    )
+    git(repo_path, "add", "-A")
+    runs = run_hooks(repo_path, staged_files(repo_path), monkeypatch, capsys)
+    assert runs["memgit-supersession"].status == 0, runs["memgit-supersession"].stderr
+
+
 def test_recorded_gate_output_with_a_retired_target_is_refused(
     templates: repos.Templates,
     tmp_path: Path,
@@ -991,9 +1019,24 @@ def governance_codes() -> set[str]:
     for module in GOVERNANCE_MODULES.glob("*.py"):
         if module.name in {"verify.py", "hooks.py"}:
             continue  # usage errors of the verify command, not findings of a check
+        if module.name in REF_UPDATE_MODULES:
+            continue  # what a push does to refs: no commit has these (tests/test_remote_refs.py)
         codes |= set(re.findall(r'\bcode="([a-z0-9-]+)"', module.read_text("utf-8")))
     located = (ROOT / "memgit" / "evidence.py").read_text("utf-8")
     codes |= set(re.findall(r'return "(quote-[a-z-]+)"', located))
+    return codes
+
+
+REF_UPDATE_MODULES = {"memgit_refs.py", "rewrites.py"}
+
+
+def ref_update_codes() -> set[str]:
+    """The codes of ``verify --ref-updates``' checks of the refs a push changes
+    (``rewritten_code="..."``: a memgit ref namespace's code for a deletion or move)."""
+    codes: set[str] = set()
+    for name in REF_UPDATE_MODULES:
+        text = (GOVERNANCE_MODULES / name).read_text("utf-8")
+        codes |= set(re.findall(r'\b(?:rewritten_)?code="([a-z0-9-]+)"', text))
     return codes
 
 
@@ -1021,6 +1064,7 @@ def test_docs_list_exactly_the_codes_each_check_emits() -> None:
     run records; the parse table lists exactly the codes of the strict parsers."""
     documented = {hook: doc_codes(hook) for hook in CHECKS}
     assert set().union(*documented.values()) == governance_codes()
+    assert doc_codes("Ref updates") == ref_update_codes()
     for hook in CHECKS:
         module = MAINS[hook].__module__
         emitted = set(

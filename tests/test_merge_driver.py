@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgit import MemoryRepo
-from memgit.memory import Memory, Source, parse_memory, render_memory
+from memgit.memory import Memory, Source, Supersedes, parse_memory, render_memory
 from memgit.sharing.merge_driver import merge_file
 
 from support import git
@@ -133,6 +133,19 @@ def test_tags_edited_on_both_sides_are_unioned(work: Path) -> None:
     assert merged.updated == "2026-12-01T09:00:00Z"
     assert merged.body == MEMORY.body
     assert on_main == text(replace(MEMORY, tags=merged.tags, updated=merged.updated))
+
+
+def test_one_memory_replaced_from_two_tips_keeps_one_supersedes_entry(work: Path) -> None:
+    """Two clones decided the same turn from different tips: the same successor names two
+    commits for the memory it replaces. The merge keeps one, the same on every clone."""
+    old_id = "zzzzzzzzzz01"
+    first, second = ("1" * 40, "2" * 40)
+    ours = replace(MEMORY, supersedes=(Supersedes(id=old_id, commit=second),))
+    theirs = replace(MEMORY, supersedes=(Supersedes(id=old_id, commit=first),))
+    two_sides(work, AT, None, text(ours), text(theirs))
+    on_main, on_other, _ = merge_both_ways(work, AT)
+    assert on_main == on_other
+    assert parse_memory(on_main, path=AT).supersedes == (Supersedes(id=old_id, commit=first),)
 
 
 def test_a_change_on_one_side_only_is_taken_as_it_is(work: Path) -> None:

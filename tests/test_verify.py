@@ -223,7 +223,8 @@ def test_all_finds_a_bad_commit_anywhere_in_history(history: tuple[Path, dict[st
 
 
 def test_json_output(history: tuple[Path, dict[str, str]]) -> None:
-    """--json prints {"ok", "commits", "problems"}: commits oldest first, each problem
+    """--json prints {"ok", "commits", "problems", "contradictions"}: commits oldest first,
+    each problem
     with its full commit id, hook, code, message, path, field and hint."""
     path, values = history
     base = head(path)
@@ -235,8 +236,9 @@ def test_json_output(history: tuple[Path, dict[str, str]]) -> None:
     done = memgit_cli("verify", "--json", f"{base}..HEAD", cwd=path)
     assert done.returncode == 1
     result = json.loads(done.stdout)
-    assert set(result) == {"ok", "commits", "problems"}
+    assert set(result) == {"ok", "commits", "problems", "contradictions"}
     assert result["ok"] is False
+    assert result["contradictions"] == []
     assert result["commits"] == [first, bad]
     assert result["problems"] == [
         {
@@ -252,7 +254,12 @@ def test_json_output(history: tuple[Path, dict[str, str]]) -> None:
 
     clean = memgit_cli("verify", "--json", f"{base}..{first}", cwd=path)
     assert clean.returncode == 0
-    assert json.loads(clean.stdout) == {"ok": True, "commits": [first], "problems": []}
+    assert json.loads(clean.stdout) == {
+        "ok": True,
+        "commits": [first],
+        "problems": [],
+        "contradictions": [],
+    }
 
 
 def test_commits_from_a_file_or_stdin(history: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from memgit.cli.output import emit_json
 
 if TYPE_CHECKING:
     from memgit.pack import SourceEvidence
+    from memgit.repo import MemoryRepo
 
 
 @click.group()
@@ -31,22 +32,34 @@ def review() -> None:
 
 @review.command("list")
 @click.option("--all", "everything", is_flag=True, help="Also applied and rejected proposals.")
-@click.option("--json", "as_json", is_flag=True, help="Print the proposals as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the proposals and contradictions as JSON."
+)
 @click.pass_obj
 def list_command(directory: Path, everything: bool, as_json: bool) -> None:
-    """Open proposals: run id, what they change, age, backend.
+    """Open proposals (run id, what they change, age, backend), then open
+    contradictions (memories that replace the same one).
 
     A proposal whose run record is already in the branch's tree is applied,
     not open, however it got there. --all shows applied and rejected ones too,
-    with their state (and a rejection's reason).
+    with their state (and a rejection's reason). A contradiction is open while
+    the branch holds it: `memgit review approve ID --keep MEMORY` closes it.
+    With --json, each item has "kind": "proposal" or "contradiction".
     """
     from memgit.repo import MemoryRepo
 
-    found = MemoryRepo.open(directory).review_list(everything=everything)
+    repo = MemoryRepo.open(directory)
+    found = repo.review_list(everything=everything)
+    contradictions = repo.review_contradictions()
     if as_json:
-        emit_json(found)
+        emit_json(
+            [{"kind": "proposal", **item} for item in found]
+            + [{"kind": "contradiction", **item.to_dict()} for item in contradictions]
+        )
         return
-    if not found:
+    for contradiction in contradictions:
+        click.echo(f"{contradiction.id} [contradiction]  {contradiction.describe()}")
+    if not found and not contradictions:
         click.echo("No open proposals." if not everything else "No proposals.")
     for item in found:
         state = "" if item["state"] == "open" else f" [{item['state']}]"
@@ -71,9 +84,14 @@ def list_command(directory: Path, everything: bool, as_json: bool) -> None:
 def show(directory: Path, run_id: str, as_json: bool) -> None:
     """Each memory proposal ID writes or removes, with its quotes and the captured
     turns they come from, then the diff from the proposal's base (git diff style)."""
+    from memgit.layout import is_run_id
     from memgit.repo import MemoryRepo
 
-    view = MemoryRepo.open(directory).review_show(run_id)
+    repo = MemoryRepo.open(directory)
+    if not is_run_id(run_id) and any(item.id == run_id for item in repo.review_contradictions()):
+        _show_contradiction(repo, run_id, as_json)
+        return
+    view = repo.review_show(run_id)
     if as_json:
         emit_json(view.to_dict())
         return
@@ -95,6 +113,24 @@ def show(directory: Path, run_id: str, as_json: bool) -> None:
         _sources(item.sources)
     click.echo()
     click.echo(view.diff, nl=False)
+
+
+def _show_contradiction(repo: MemoryRepo, item: str, as_json: bool) -> None:
+    """Each memory of contradiction ITEM, whole, so a person can choose one."""
+    contradiction = repo.review_contradiction(item)
+    if as_json:
+        emit_json(contradiction.to_dict())
+        return
+    click.secho(f"Contradiction {contradiction.id}", bold=True)
+    click.echo(f"  {len(contradiction.rivals)} active memories replace {contradiction.replaced}:")
+    for rival in contradiction.rivals:
+        memory = repo.read(id=rival.id)
+        click.echo()
+        click.echo(f"{rival.id}  {rival.path}")
+        for line in memory.text.splitlines():
+            click.echo(f"  | {line}")
+    click.echo()
+    click.echo(f"Keep one: memgit review approve {contradiction.id} --keep MEMORY_ID")
 
 
 def _sources(sources: tuple[SourceEvidence, ...]) -> None:
@@ -119,10 +155,21 @@ def _sources(sources: tuple[SourceEvidence, ...]) -> None:
     help="Check and apply the run's stored Gate answer again on the branch as it is now "
     "(the backend is not asked), when what it writes changed since.",
 )
+@click.option(
+    "--keep",
+    metavar="MEMORY",
+    help="For a contradiction (ID is the memory its memories replace): the memory to keep; "
+    "the others leave the tree as replaced by it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the approval as JSON.")
 @click.pass_obj
 def approve(
-    directory: Path, run_id: str, only: tuple[str, ...], rebase: bool, as_json: bool
+    directory: Path,
+    run_id: str,
+    only: tuple[str, ...],
+    rebase: bool,
+    keep: str | None,
+    as_json: bool,
 ) -> None:
     """Merge proposal ID into the current branch, compare-and-swap.
 
@@ -131,11 +178,36 @@ def approve(
     with proposal-stale (exit 4) and changes nothing: --rebase then replays the
     run on the new tip. The run ref and retired refs are set with the branch;
     the proposal branch is deleted and kept as refs/memgit/applied/ID.
+
+    For a contradiction (ID is the memory that several active memories
+    replace), --keep MEMORY keeps that one: the others leave the tree in one
+    checked commit, each recorded as replaced by it.
     """
     from memgit.apply import describe_decisions
+    from memgit.errors import UsageError
+    from memgit.layout import is_run_id
     from memgit.repo import MemoryRepo
 
-    result = MemoryRepo.open(directory).review_approve(run_id, only=only, rebase=rebase)
+    repo = MemoryRepo.open(directory)
+    if keep is not None:
+        if only or rebase or is_run_id(run_id):
+            raise UsageError(
+                "--keep closes a contradiction (ID: the memory its memories replace); "
+                "it takes no --only or --rebase, and ID is no run id",
+                code="usage",
+                field="--keep",
+                hint="`memgit review list` shows contradictions and proposals",
+            )
+        resolution = repo.review_resolve(run_id, keep=keep)
+        if as_json:
+            emit_json(resolution.to_dict())
+            return
+        click.echo(
+            f"Kept {resolution.kept}; {', '.join(resolution.retired)} replaced by it "
+            f"in {resolution.commit[:12]}"
+        )
+        return
+    result = repo.review_approve(run_id, only=only, rebase=rebase)
     if as_json:
         emit_json(result.to_dict())
         return

@@ -35,6 +35,10 @@ def render_markdown(result: VerifyResult, *, range_label: str) -> str:
         f"- Captures added: {counts.captured}",
         "",
     ]
+    for found in result.contradictions[:MAX_ROWS]:
+        lines.append(f"Warning: contradiction: {escape_cell(found.describe())}")
+    if result.contradictions:
+        lines += ["Resolve each with `memgit review show ID` and keep one.", ""]
     if result.ok:
         lines.append("No problems found.")
         return "\n".join(lines) + "\n"

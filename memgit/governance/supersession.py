@@ -111,14 +111,19 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
 
 
 def _leads_back(view: CommitView, memory: Memory) -> bool:
+    """Whether following ``supersedes`` reaches ``memory`` again. Two roads to one earlier
+    memory (a diamond: two clones decided the same turn from different tips, and the merge
+    kept both entries) are no cycle; that memory is followed once."""
     seen = {memory.id}
     frontier = list(memory.supersedes)
     steps = 0
     while frontier and steps < MAX_CHAIN:
         steps += 1
         old = frontier.pop()
-        if old.id in seen:
+        if old.id == memory.id:
             return True
+        if old.id in seen:
+            continue
         seen.add(old.id)
         earlier = _memory_in(view, old.commit, old.id, memory.scope)
         if earlier is not None:

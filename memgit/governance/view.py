@@ -140,7 +140,12 @@ class CommitView:
 
     def retired_before(self, memory_id: str) -> bool:
         """Whether ``memory_id`` was retired in this tree's base or an ancestor of it: by
-        ``refs/memgit/retired/<id>``, or by a retiring commit's trailers (for verify)."""
+        a retiring commit's trailers (for verify), or by ``refs/memgit/retired/<id>``.
+
+        The ref names the last commit the memory was active in, not the one that retired
+        it, so a base that descends from it was retired only if the base no longer holds
+        the memory: a teammate's branch that updated the memory from that very commit
+        has not seen the retirement, and its update is no resurrection."""
         if self.base is None:
             return False
         if retired_in(self.repo, self.retirements, memory_id, self.base) is not None:
@@ -148,10 +153,12 @@ class CommitView:
         ref = self.repo.references.get(f"{REFS_RETIRED}{memory_id}")
         if ref is None:
             return False
-        retired_at = ref.target
-        return isinstance(retired_at, pygit2.Oid) and (
-            retired_at == self.base or self.repo.descendant_of(self.base, retired_at)
-        )
+        active_at = ref.target
+        if not isinstance(active_at, pygit2.Oid):
+            return False
+        if active_at != self.base and not self.repo.descendant_of(self.base, active_at):
+            return False
+        return self.parent is None or not self.lookup.memory_paths(self.parent, memory_id)
 
     def paths_of(self, memory_id: str) -> list[str]:
         """Every path of this tree holding memory ``memory_id`` (ids are file names):

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from memgit.errors import MemgitError
-from memgit.memory import Memory, parse_memory, render_memory
+from memgit.memory import Memory, Supersedes, parse_memory, render_memory
 
 MARKER_SIZE = 7
 _SCALARS = ("type", "scope", "title", "status", "origin", "author", "body")
@@ -65,6 +65,7 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, *, path: str) -> Merge
             resolved[name] = value
     for name in _LISTS:
         resolved[name] = _three_way(old, mine, other, name, _set_merge)
+    resolved["supersedes"] = _one_per_memory(resolved["supersedes"])
     resolved["created"] = _by_time(mine.created, other.created, min)
     resolved["updated"] = _by_time(mine.updated, other.updated, max)
     if conflicting:
@@ -137,6 +138,17 @@ def _set_merge(old: Sequence[Any], mine: Sequence[Any], other: Sequence[Any]) ->
     kept_mine, kept_other = {_key(item) for item in mine}, {_key(item) for item in other}
     result = (before & kept_mine & kept_other) | (kept_mine - before) | (kept_other - before)
     return tuple(keyed[key] for key in sorted(result))
+
+
+def _one_per_memory(supersedes: Sequence[Supersedes]) -> tuple[Supersedes, ...]:
+    """One entry per replaced memory. Two clones that decided the same turn from different
+    tips name different commits as the one the old memory was last active in; both held
+    it, so either is true, and the smaller id is the one every clone picks."""
+    kept: dict[str, Supersedes] = {}
+    for item in supersedes:
+        if item.id not in kept or item.commit < kept[item.id].commit:
+            kept[item.id] = item
+    return tuple(sorted(kept.values(), key=_key))
 
 
 def _key(item: Any) -> str:

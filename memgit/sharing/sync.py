@@ -28,6 +28,7 @@ from memgit.constants import MEMORIES_DIR
 from memgit.derived.archive import Progress
 from memgit.errors import ChecksFailedError, ConflictError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import Governance
+from memgit.governance.contradictions import Contradiction, find_contradictions
 from memgit.governance.verify import (
     ZERO,
     Finding,
@@ -63,6 +64,8 @@ class SyncResult:
     refs_pushed: int = 0
     rounds: int = 1
     possible_duplicates: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # Open in the branch after the sync: memories that replace the same one (a review item).
+    contradictions: tuple[Contradiction, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -76,6 +79,7 @@ class SyncResult:
             "refs_pushed": self.refs_pushed,
             "rounds": self.rounds,
             "possible_duplicates": [list(pair) for pair in self.possible_duplicates],
+            "contradictions": [found.to_dict() for found in self.contradictions],
         }
 
 
@@ -93,9 +97,12 @@ def sync(
     branch = head_branch(git)
     remote, remote_branch = upstream(git, branch, remote)
     step = progress if progress is not None else (lambda *_: None)
-    # Over every round: a round the remote outran still took or made refs.
+    # Over every round: a round the remote outran still took or made refs, and its
+    # merge still kept the possible duplicates it found (the next round's merge,
+    # based on that one, does not see them again).
     adopted: list[str] = []
     recorded: list[str] = []
+    duplicates: dict[tuple[str, str], None] = {}
     for round_number in range(1, MAX_ROUNDS + 1):
         step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
@@ -103,7 +110,8 @@ def sync(
         _refuse_purged(git, remote, fetched, branch)
         step("join", 0, 1)
         before = git.references[branch].peel(pygit2.Commit).id
-        joined, duplicates = _join(git, settings, lookup, remote, fetched.tip)
+        joined, found = _join(git, settings, lookup, remote, fetched.tip)
+        duplicates.update(dict.fromkeys(found))
         adopted.extend(memgit_refs.adopt(git, fetched.refs))
         tip = git.references[branch].peel(pygit2.Commit).id
         arrived = _new_commits(git, [tip], [before]) if tip != before else []
@@ -130,6 +138,7 @@ def sync(
                 refs_pushed=len([name for name in updates if name != remote_branch]),
                 rounds=round_number,
                 possible_duplicates=tuple(duplicates),
+                contradictions=tuple(find_contradictions(git, git[tip].peel(pygit2.Tree))),
             )
     raise ConflictError(
         f"{remote} kept moving; gave up after {MAX_ROUNDS} rounds",
