@@ -97,6 +97,13 @@ FORMS: list[tuple[str, str, str]] = [
     ("支付密码为{}", PW, digits(47)),
     ("我的邮箱密码改成了{}", PW, strong(48)),
     ("密碼是 {}", PW, strong(49)),
+    # A login given as user and password, and a complement of place (the quality set's
+    # development half).
+    ("the staging admin login is admin / {}, we share it", PW, strong(51)),
+    ("credentials: root/{}", PW, strong(52)),
+    ("登录账号是 admin / {}", PW, strong(53)),
+    ("Das WLAN-Passwort im Büro ist {}, falls du es brauchst.", PW, strong(54)),
+    ("the wifi password in the office is {}", PW, strong(55)),
 ]
 
 # Prose that mentions a password without giving one: kept exactly as written.
@@ -131,6 +138,9 @@ MENTIONS = [
     "olvidé mi contraseña",
     "la contraseña es incorrecta",
     "la clave es practicar todos los días",
+    "the login is admin / see the vault",
+    "the login page is slow",
+    "the password in the vault is stale",
 ]
 
 
@@ -400,3 +410,22 @@ def test_the_fence_finds_named_credentials_and_random_tokens(text: str, kinds: s
 )
 def test_the_fence_leaves_ordinary_memories_alone(text: str) -> None:
     assert find_credentials(text) == []
+
+
+def test_the_rules_gate_keeps_the_rest_of_a_turn_that_names_a_credential(
+    repo_path: Path,
+) -> None:
+    """The offline Gate never proposes what the fence refuses: one statement with a token
+    beside "login" must not fail the run and hold back the turn's other statements."""
+    token = "Zq8Kp2" + "Lm9Xw4Rt7Y"
+    capture(
+        repo_path,
+        user_turn(
+            0, f"Remember that the router login is {token}. Remember that we deploy on Fridays."
+        ),
+    )
+    done = memgit_cli("-C", str(repo_path), "process")
+    assert done.returncode == 0, done.stderr.decode()
+    memories = git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "memories").split()
+    stored = "".join(git(repo_path, "show", f"HEAD:{name}") for name in memories)
+    assert "deploy on Fridays" in stored and token not in stored

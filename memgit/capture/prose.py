@@ -84,7 +84,7 @@ _WIFI_WORDS = (
 # "for the router", "del portátil", "für das WLAN": up to four short words. Runs of blanks
 # are matched possessively, so a long one is crossed once, not once per way to split it.
 _COMPLEMENT = (
-    r"(?:[ \t]++(?:for|to|of|on|at|de|del|para|für|fuer|zum|zur|vom|von|des)"
+    r"(?:[ \t]++(?:for|to|of|on|at|in|de|del|en|para|für|fuer|zum|zur|vom|von|des|im|am|bei|beim)"
     r"""(?:[ \t]++[^\s:=,;.!?"'`()<>\[\]{}]{1,30}){1,4}?)?"""
 )
 _VERB_END = rf"(?![{_LETTER}])"
@@ -127,6 +127,16 @@ _VALUE = (
 _SCAN = re.compile(
     f"(?:{'|'.join((*_PASSWORD_WORDS, *_PIN_WORDS, *_WIFI_WORDS))}){_COMPLEMENT}{_COPULA}{_VALUE}"
 )
+# A login given as ``user / password`` or ``user:password``: the part after the separator.
+_LOGIN_WORDS = (
+    *(_word(word) for word in ("login", "credentials", "creds", "zugangsdaten", "credenciales")),
+    "登录",
+    "账号",
+)
+_PAIR = re.compile(
+    f"(?:{'|'.join(_LOGIN_WORDS)}){_COMPLEMENT}{_COPULA}"
+    rf"[^\s/:,;]{{1,64}}[ \t]*+[/:][ \t]*+(?P<token>{_TOKEN})"
+)
 _PIN_STARTS = ("pin", "código", "codigo", "geheimzahl")
 _WIFI_STARTS = ("wifi", "wi-fi", "wlan", "wireless", "network", "netzwerk", "wpa")
 _WIFI_CLAVE = re.compile(_WIFI_WORDS[-1])
@@ -161,7 +171,7 @@ _VERDICT_WORDS = frozenset(
     missing pending ready sensitive case-sensitive unchanged identical accepted rejected denied
     rotated revoked compromised leaked updated protected managed handled included enclosed
     provided printed taped pinned separate obvious common known public unique reused trivial
-    guessable same-as
+    guessable same-as stale outdated current fresh
     incorrecta incorrecto correcta correcto segura seguro nueva nuevo vieja viejo larga largo
     corta corto secreta secreto obligatoria obligatorio válida válido inválida inválido caducada
     caducado vacía vacío diferente olvidada olvidado perdida perdido cambiada cambiado igual
@@ -203,6 +213,10 @@ def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, s
         span = _value_span(view, match, kind)
         if span is not None:
             yield span[0], span[1], kind
+    for match in _PAIR.finditer(folded):
+        span = _token_span(view, match)
+        if span is not None:
+            yield span[0], span[1], PASSWORD_KIND
 
 
 def _kind(folded: str, start: int) -> str:
@@ -221,11 +235,18 @@ def _value_span(view: str, match: re.Match[str], kind: str) -> tuple[int, int] |
         if view[end] != _CLOSING[match.group("open")] or not _quoted_value(quoted):
             return None
         return (start, end) if kind != PIN_KIND or _PIN.fullmatch(quoted) else None
+    if kind == PIN_KIND:
+        start, raw_end = match.span("token")
+        token = view[start:raw_end].rstrip(_TRAILING)
+        return (start, start + len(token)) if _PIN.fullmatch(token) else None
+    return _token_span(view, match)
+
+
+def _token_span(view: str, match: re.Match[str]) -> tuple[int, int] | None:
+    """The span of the ``token`` group if it is a value (see :func:`_strength`)."""
     start, raw_end = match.span("token")
     token = view[start:raw_end].rstrip(_TRAILING)
     end = start + len(token)
-    if kind == PIN_KIND:
-        return (start, end) if _PIN.fullmatch(token) else None
     strength = _strength(token)
     if strength is None:
         return None

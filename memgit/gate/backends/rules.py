@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memgit.capture.redact import find_credentials
 from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, quote_weight
 from memgit.gate.changes import change_kind, find_target, strip_lead_in
 from memgit.gate.prompt import GateRequest
@@ -86,6 +87,8 @@ def find_statements(text: str) -> list[_Statement]:
         if quote is None or quote_weight(quote) < MIN_QUOTE_WEIGHT:
             continue  # the evidence check would refuse it, and the whole answer with it
         if _REDACTED in quote or _IDIOM.match(quote):
+            continue
+        if find_credentials(quote):  # the contract refuses it, and the whole answer with it
             continue
         change = change_kind(quote)
         plain = strip_lead_in(quote)
