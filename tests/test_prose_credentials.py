@@ -141,6 +141,8 @@ MENTIONS = [
     "the login is admin / see the vault",
     "the login page is slow",
     "the password in the vault is stale",
+    "interface User { password: string; name: string }",
+    "const schema = { password: z.string().min(12) }",
 ]
 
 

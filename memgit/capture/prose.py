@@ -180,6 +180,13 @@ _VERDICT_WORDS = frozenset(
     erforderlich notwendig
     """.split()
 )
+# Type names: ``password: string;`` is a declaration in code.
+_TYPES = frozenset(
+    """
+    string str bytes text number int integer bool boolean char varchar any object undefined
+    secretstr securestring
+    """.split()
+)
 # Where a password is kept: naming the place is not giving the password.
 PLACES = frozenset(
     """
@@ -191,7 +198,7 @@ PLACES = frozenset(
 # Endings of participles and adjectives ("rotated", "guessable", "caducada"): a word of
 # letters only that ends so describes a password rather than being one.
 _DESCRIBING = ("ed", "able", "ible", "ous", "ive", "ful", "less", "ado", "ada", "ido", "ida")
-_NOT_VALUES = FUNCTION_WORDS | _VERDICT_WORDS | PLACES
+_NOT_VALUES = FUNCTION_WORDS | _VERDICT_WORDS | _TYPES | PLACES
 _CONTINUATIONS = frozenset(
     "and but or so then y e o pero und aber oder ok okay thanks thx please btw lol".split()
 )
@@ -201,7 +208,9 @@ _DESCRIPTION = re.compile(
 )
 _PLACEHOLDER = re.compile(r"[$<{%]|[*x.…•#_-]+$")
 _PIN = re.compile(r"[0-9]{4,12}")
-_INNER_JOIN = re.compile(r"(?<=[^\W\d_])[-'\u2019](?=[^\W\d_])")
+# A hyphen, apostrophe or dot between letters joins words (``case-sensitive``,
+# ``z.string``): no symbol that makes a value of a word.
+_INNER_JOIN = re.compile(r"(?<=[^\W\d_])[-'\u2019.](?=[^\W\d_])")
 _NEXT_WORD = re.compile(r"[^\s.,;:!?]{1,16}")
 
 
@@ -288,6 +297,8 @@ def credential_value(token: str, *, clause_ends: bool) -> bool:
 def _clause_ends(view: str, end: int) -> bool:
     """Whether the clause is over at ``end``: the text ends, a line or a CJK character or
     punctuation follows, or a word that joins clauses (``and``, ``y``, ``und``)."""
+    if view[end : end + 1] == "(":  # a call in code: ``password: z.string()``
+        return False
     at = end
     while at < len(view) and view[at] in " \t":
         at += 1
