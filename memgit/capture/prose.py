@@ -5,7 +5,8 @@ find, so it needs its own reading, in each language the Gate reads (English, Spa
 Chinese). A regex finds a credential word (``password``, ``PIN``, ``wifi key``,
 ``contraseña``, ``Passwort``, ``密码`` …), an optional complement (``for the router``,
 ``del portátil``, ``für das WLAN``) and a copula (``is``, ``:``, ``es``, ``ist``, ``lautet``,
-``是``); then :func:`credential_value` decides whether the word after it is a value or prose:
+``是``); then :func:`_strength` and the clause around it decide whether the word after it
+is a value or prose:
 
 * a quoted value (``"correct horse battery staple"``) is a value;
 * a value is one token: a digit or a symbol in it (``hunter2``, ``Tr0ub4dor&3``) makes it one
@@ -15,7 +16,9 @@ Chinese). A regex finds a credential word (``password``, ``PIN``, ``wifi key``,
 * words of ordinary prose (``in``, ``the``, ``wrong``, ``stored``, ``abgelaufen``), places a
   password is kept (``1Password``, ``Bitwarden``, ``the vault``), placeholders (``<pw>``,
   ``$DB_PASSWORD``, ``****``) and descriptions (``8-characters``) are never values;
-* a PIN is 4 to 12 digits.
+* a PIN is 4 to 12 digits;
+* a login given as ``user / password`` (``login is admin / …``, ``credentials: root/…``)
+  loses the part after the separator.
 
 The scan runs over the lower-cased view :mod:`memgit.capture.redact` reads; each match
 starts at a literal credential word and reads a bounded stretch after it, so the cost stays
@@ -35,7 +38,6 @@ __all__ = [
     "FUNCTION_WORDS",
     "PLACES",
     "PROSE_KINDS",
-    "credential_value",
     "iter_prose_credentials",
     "iter_random_beside_credential",
     "looks_random",
@@ -286,12 +288,6 @@ def _strength(token: str) -> str | None:
     if core[1:] != core[1:].lower() and core != core.upper():
         return _STRONG
     return None if word.endswith(_DESCRIBING) else _WEAK
-
-
-def credential_value(token: str, *, clause_ends: bool) -> bool:
-    """Whether ``token``, said to be a password, is one: see the module's docstring."""
-    strength = _strength(token)
-    return strength == _STRONG or (strength == _WEAK and clause_ends)
 
 
 def _clause_ends(view: str, end: int) -> bool:
