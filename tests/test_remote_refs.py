@@ -331,6 +331,8 @@ def test_a_purge_is_refused_where_the_remote_does_not_allow_rewriting(
     (pushed,) = report["pushed"]
     assert pushed["error"] is not None and pushed["refs"] == [], pushed
     assert "pre-receive hook declined" in pushed["error"]["message"]
+    # The remote's own lines say why, quoted under memgit's message.
+    assert 'remote: "error[branch-rewritten]: ' in pushed["error"]["message"]
     assert refs(bare) == before
     # What the remote said, as the same push made by hand shows it.
     done_by_hand = push(clone, "--force", "main:refs/heads/main")
