@@ -333,6 +333,11 @@ FAILING: dict[str, tuple[Mutation, str | None]] = {
         _set("coverage.0", {"unit_id": USER, "decision": "NO_CHANGE", "reason": "transient"}),
         "coverage",
     ),
+    # Built at run time, so this file holds no credential.
+    "credential-in-memory": (
+        _set("candidates.0.title", f"{MARKER} laptop password is " + "Qv7m&" + "Tr4z"),
+        "candidates[0].title",
+    ),
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memgit.capture.redact import find_credentials
 from memgit.errors import ExitStatus, MemgitError, Problem
 from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, topic_terms
 from memgit.jsonio import parse_json
@@ -51,6 +52,8 @@ EVIDENCE_CHECKS: dict[str, str] = {
     "no-evidence": "a candidate has no evidence binding",
     "coverage-contradicts-bindings": "coverage and evidence bindings disagree about a unit",
     "evidence-unrelated-to-target": "a SUPERSEDE or RETRACT quotes nothing about its target",
+    "credential-in-memory": "a candidate's title or body states a credential (a password, "
+    "a PIN, a key) or a random-looking token beside a credential word",
 }
 
 
@@ -193,6 +196,7 @@ class _Checker:
         self._check_bindings(candidate_ids)
         self._check_agreement(candidate_ids)
         self._check_relation()
+        self.problems += iter_credential_problems(self.raw["candidates"])
         return self.problems
 
     def _check_candidates(self) -> set[str]:
@@ -370,6 +374,31 @@ class _Checker:
         )
         decisions = {unit_id: row["decision"] for unit_id, row in self.rows.items()}
         return GateOutput(candidates=candidates, decisions=decisions, raw=self.raw)
+
+
+def iter_credential_problems(candidates: list[dict[str, Any]]) -> list[Problem]:
+    """The second fence behind capture's redaction: a memory must not state a credential.
+
+    Capture redacts what it recognises, so the Gate should never see one; a value it
+    missed (a form no rule knows, a model inventing one) is refused here, whoever the
+    backend is. The problem names the field and the kind, never the value."""
+    problems = []
+    for i, candidate in enumerate(candidates):
+        for name in ("title", "body"):
+            text = candidate.get(name)
+            found = find_credentials(text) if isinstance(text, str) else []
+            if found:
+                kinds = ", ".join(sorted({match.kind for match in found}))
+                problems.append(
+                    Problem(
+                        code="credential-in-memory",
+                        message=f"the candidate's {name} looks like a credential ({kinds})",
+                        path=SOURCE,
+                        field=f"candidates[{i}].{name}",
+                        hint="a memory may say where a credential is kept, never the credential",
+                    )
+                )
+    return problems
 
 
 def narrow_answer(raw: dict[str, Any], closed: Mapping[str, str]) -> tuple[dict[str, Any], int]:

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memgit.capture.redact import find_credentials
 from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, previous_turn, quote_weight
 from memgit.gate.changes import change_kind, find_target, read_change, strip_lead_in
 from memgit.gate.forms import Form, load_forms
@@ -127,6 +128,8 @@ def find_statements(text: str) -> list[_Statement]:
         quote = shorten(sentence.text[skip:], _QUOTE_LIMIT)
         if quote is None or quote_weight(quote) < MIN_QUOTE_WEIGHT:
             continue  # the evidence check would refuse it, and the whole answer with it
+        if find_credentials(quote):  # the contract refuses it, and the whole answer with it
+            continue
         plain = strip_lead_in(quote)
         asking = _first(load_forms().requests, plain) is not None
         if quote.endswith(("?", "？")) and not asking:
