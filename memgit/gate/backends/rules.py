@@ -104,11 +104,24 @@ def _first(forms: tuple[Form, ...], text: str) -> tuple[Form, re.Match[str]] | N
 _ASKING = frozenset({"question", "polite-one-off", "one-off"})
 
 
+# A change already made, dated by the moment it was made ("Staging got bumped to
+# Kubernetes 1.29 this morning"), is no instruction for this turn alone.
+_DONE_AT = re.compile(
+    r"\b(?:switched|moved|migrated|upgraded|bumped|changed|went)\b[^;]{0,80}?\b"
+    r"(?:this|yesterday) (?:morning|afternoon|evening|week)\b",
+    re.IGNORECASE,
+)
+
+
 def refused(text: str, *, asking: bool = False) -> str | None:
     """The name of the never-form ``text`` holds (a question, a joke, ...), if any;
     ``asking``: ``text`` is an explicit request, which may be put as a question."""
     for form in load_forms().never:
-        if not (asking and form.name in _ASKING) and form.search(text) is not None:
+        if asking and form.name in _ASKING:
+            continue
+        if form.name == "this-turn" and _DONE_AT.search(text) and change_kind(text):
+            continue
+        if form.search(text) is not None:
             return form.name
     return None
 
