@@ -20,6 +20,25 @@ def bare_remote(path: Path) -> Path:
     return path
 
 
+def remote_and_clones(tmp_path: Path, *names: str, init: bool) -> tuple[Path, list[Path]]:
+    """A bare remote holding a new memory repository, and a clone of it per name; with
+    ``init``, ``memgit init`` in each clone too (the merge driver, hooks and refs), as
+    docs/sharing.md says."""
+    from memgit import MemoryRepo
+
+    seed = tmp_path / "seed"
+    MemoryRepo.init(seed)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(remote))
+    clones = []
+    for name in names:
+        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
+        if init:
+            MemoryRepo.init(tmp_path / name)
+        clones.append(tmp_path / name)
+    return remote, clones
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from remotes import remote_and_clones
 
 from memgit import MemoryRepo
 from memgit.errors import BackendError, ConflictError, UsageError
@@ -22,15 +23,7 @@ from support import git, make_turn, memgit_cli, snapshot
 
 
 def _remote_and_clones(tmp_path: Path, *names: str) -> tuple[Path, list[Path]]:
-    seed = tmp_path / "seed"
-    MemoryRepo.init(seed)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "clone", "-q", "--bare", str(seed), str(remote))
-    clones = []
-    for name in names:
-        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
-        clones.append(tmp_path / name)
-    return remote, clones
+    return remote_and_clones(tmp_path, *names, init=False)
 
 
 def _turns(session: str, texts: list[str]) -> list[dict[str, object]]:

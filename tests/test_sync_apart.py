@@ -21,6 +21,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from remotes import remote_and_clones
+
 from memgit import MemoryRepo
 from memgit.memory import parse_memory
 
@@ -31,14 +33,8 @@ NEW = "Deploys now happen on Thursdays instead of Tuesdays."
 
 
 def _remote_and_clones(tmp_path: Path) -> tuple[Path, Path, Path]:
-    seed = tmp_path / "seed"
-    MemoryRepo.init(seed)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "clone", "-q", "--bare", str(seed), str(remote))
-    for name in ("a", "b"):
-        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
-        MemoryRepo.init(tmp_path / name)  # as docs/sharing.md says: the merge driver
-    return remote, tmp_path / "a", tmp_path / "b"
+    remote, (a, b) = remote_and_clones(tmp_path, "a", "b", init=True)
+    return remote, a, b
 
 
 def _capture(path: Path, session: str, seq: int, text: str) -> None:

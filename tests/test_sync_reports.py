@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import remotes
 
 from memgit import MemoryRepo
 
@@ -22,16 +23,7 @@ HOOK_REFUSAL = "error[branch-frozen]: refs/heads/main: this server takes no push
 
 
 def remote_and_clones(tmp_path: Path, *names: str) -> tuple[Path, list[Path]]:
-    seed = tmp_path / "seed"
-    MemoryRepo.init(seed)
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "clone", "-q", "--bare", str(seed), str(remote))
-    clones = []
-    for name in names:
-        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
-        MemoryRepo.init(tmp_path / name)
-        clones.append(tmp_path / name)
-    return remote, clones
+    return remotes.remote_and_clones(tmp_path, *names, init=True)
 
 
 def work(path: Path, text: str) -> None:

@@ -23,9 +23,8 @@ from memgit.yamlio import parse_yaml
 __all__ = ["Form", "Forms", "load_forms", "parse_forms"]
 
 _FLAGS = re.IGNORECASE | re.DOTALL
-_KEYS = {
-    "format",
-    "language",
+# The lists a forms file may hold, in the order of Forms' fields.
+_LISTS = (
     "requests",
     "openers",
     "statements",
@@ -39,7 +38,8 @@ _KEYS = {
     "anaphora",
     "speaker",
     "team",
-}
+)
+_KEYS = {"format", "language", *_LISTS}
 _SCOPES = {None, "user", "project"}
 
 
@@ -82,26 +82,7 @@ class Forms:
     team: tuple[Form, ...] = ()
 
     def __add__(self, other: Forms) -> Forms:
-        return Forms(
-            *(
-                getattr(self, name) + getattr(other, name)
-                for name in (
-                    "requests",
-                    "openers",
-                    "statements",
-                    "never",
-                    "never_message",
-                    "agreements",
-                    "hesitations",
-                    "proposals",
-                    "continuations",
-                    "reasons",
-                    "anaphora",
-                    "speaker",
-                    "team",
-                )
-            )
-        )
+        return Forms(*(getattr(self, name) + getattr(other, name) for name in _LISTS))
 
 
 def parse_forms(text: str, *, source: str) -> Forms:
