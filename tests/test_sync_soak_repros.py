@@ -1,0 +1,152 @@
+"""What the convergence soak (tests/soak.py) found, each shrunk to a few steps.
+
+Each test names the soak seed that found it. Two clones of one bare remote, set up as
+docs/sharing.md says; a person's ``git rm`` and hand edits are written as the hooks
+``memgit init`` installs make them (test_removals.py): the ``Memgit-Retracted`` trailer,
+and ``refs/memgit/retired/ID`` at the commit before.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from memgit import MemoryRepo
+
+from support import git, make_turn, memgit_cli
+
+AUTHOR = "Test Person <test@example.com>"
+
+
+def _remote_and_clones(tmp_path: Path) -> tuple[Path, Path, Path]:
+    seed = tmp_path / "seed"
+    MemoryRepo.init(seed)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(remote))
+    for name in ("a", "b"):
+        git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))
+        MemoryRepo.init(tmp_path / name)
+    return remote, tmp_path / "a", tmp_path / "b"
+
+
+def _capture(path: Path, session: str, seq: int, text: str) -> None:
+    with MemoryRepo.open(path) as repo:
+        repo.capture(make_turn(seq, text, session=session))
+
+
+def _process(path: Path) -> None:
+    with MemoryRepo.open(path) as repo:
+        repo.process(backend="rules")
+
+
+def _sync(path: Path) -> None:
+    done = memgit_cli("sync", cwd=path)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def _retract(path: Path, memory: str) -> None:
+    """``git rm`` and commit, as the hooks record it."""
+    memory_id = Path(memory).stem
+    last_active = git(path, "rev-parse", "HEAD").strip()
+    git(path, "rm", "-q", memory)
+    git(path, "commit", "-q", "-m", f"retract {memory_id}\n\nMemgit-Retracted: {memory_id}")
+    git(path, "update-ref", f"refs/memgit/retired/{memory_id}", last_active)
+
+
+def _edit(path: Path, memory: str, line: str) -> None:
+    """A person's edit of a memory's body: ``origin: human`` and ``author``."""
+    file = path / memory
+    text = file.read_text("utf-8").replace(
+        "\norigin: memgit\n", f"\norigin: human\nauthor: {AUTHOR}\n", 1
+    )
+    file.write_text(text + line + "\n", "utf-8")
+    git(path, "commit", "-q", "-am", f"edit {Path(memory).stem}")
+
+
+def test_a_retraction_beside_a_teammates_edit_is_a_conflict_not_a_wedge(
+    tmp_path: Path,
+) -> None:
+    """Soak seed 2: a retracts M with ``git rm`` while b edits M by hand and syncs."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _process(a)
+    _sync(a)
+    _sync(b)
+    (memory,) = git(a, "ls-files", "memories").split()
+    _retract(a, memory)
+    _edit(b, memory, "Ask in the ops channel first.")
+    _sync(b)
+    done = memgit_cli("sync", cwd=a)
+    assert done.returncode == 4, done.stderr.decode()
+    assert b"error[sync-conflict]" in done.stderr
+    merging = subprocess.run(
+        ["git", "-C", str(a), "merge", "refs/memgit-sync/origin/branch"],
+        capture_output=True,
+        check=False,
+    )
+    assert merging.returncode != 0
+    git(a, "rm", "-q", memory)
+    git(a, "commit", "-q", "--no-edit")
+    _sync(a)
+    _sync(b)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(b, "ls-files", "memories") == ""
+    for clone in (a, b):
+        verified = memgit_cli("verify", "--all", cwd=clone)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_retraction_of_a_memory_both_clones_made_is_not_undone_by_the_merge(
+    tmp_path: Path,
+) -> None:
+    """Soak seed 2: a turn pushed before it was processed is decided in both clones (the
+    same memory id), then one clone retracts the memory. The merge base lacks it, so
+    git sees one side add it and the other change nothing: the merge brought it back,
+    and every later sync failed ``retired-id-active`` (exit 3, a wedge)."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _sync(a)  # pushed before it is processed
+    _sync(b)
+    _capture(b, "sb", 0, "Just chatting about the weather today.")  # b's tip differs
+    _process(a)
+    _process(b)
+    (memory,) = git(b, "ls-files", "memories").split()
+    assert git(a, "ls-files", "memories").split() == [memory]  # the same id in both
+    _retract(b, memory)
+    _sync(a)
+    _sync(b)  # failed here, and every time after: error[retired-id-active], exit 3
+    _sync(a)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories") == ""  # the retraction holds everywhere
+    for clone in (a, b):
+        verified = memgit_cli("verify", "--all", cwd=clone)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_teammates_retraction_of_a_memory_both_clones_made_holds_after_the_merge(
+    tmp_path: Path,
+) -> None:
+    """The same as above with the other clone merging: the retraction arrives from the
+    remote while this clone still holds the memory its own run made. git sees this side
+    add it and the other change nothing, so the merge kept it: the retraction was
+    undone, silently."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _sync(a)
+    _sync(b)
+    _capture(b, "sb", 0, "Just chatting about the weather today.")
+    _process(a)
+    _process(b)
+    (memory,) = git(b, "ls-files", "memories").split()
+    _retract(b, memory)
+    _sync(b)
+    _sync(a)  # kept a's memory: the retraction undone
+    _sync(b)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories") == ""
+    for clone in (a, b):
+        verified = memgit_cli("verify", "--all", cwd=clone)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
