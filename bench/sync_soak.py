@@ -37,6 +37,7 @@ FIXED_DATE = "@1764495000 +0000"
 
 def isolate(home: Path) -> None:
     """The isolated git setup of tests/conftest.py: no machine config, fixed identity."""
+    home.mkdir(parents=True, exist_ok=True)
     os.environ.update(git_environment(home))
     for role in ("AUTHOR", "COMMITTER"):
         os.environ[f"GIT_{role}_NAME"] = "Test Person"

@@ -604,6 +604,8 @@ def _decided_twice(
             # copies of one fact by the same successor agree (the merge retires both).
             made[decision["candidate_id"]].append(f"{decision['action']} {decision['memory_id']}")
         for row in record["gate_output"]["coverage"]:
+            if row["decision"] == "DEFERRED":
+                continue  # not decided: asked again later
             result = [row["decision"]]
             for candidate in row.get("candidate_ids", []):
                 result.extend(made.get(candidate, ["(not applied)"]))

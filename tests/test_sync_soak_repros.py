@@ -8,8 +8,11 @@ and ``refs/memgit/retired/ID`` at the commit before.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from memgit import MemoryRepo
 
@@ -150,3 +153,32 @@ def test_a_teammates_retraction_of_a_memory_both_clones_made_holds_after_the_mer
     for clone in (a, b):
         verified = memgit_cli("verify", "--all", cwd=clone)
         assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="sync reports a unit decided apart only by word overlap")
+def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Path) -> None:
+    """Soak seeds 5 and 11: a's turn is pushed before it is processed; b decides it
+    ``NO_CHANGE`` (already known: b holds the same fact, which b has since edited by
+    hand), a decides it ``CREATE``. After the merge the fact is held twice, and the
+    only report, the possible-duplicate notice, compares words: the edit put the pair
+    under its threshold, so nobody is told that the clones decided one turn two ways."""
+    _, a, b = _remote_and_clones(tmp_path)
+    fact = "Remember that deploys happen on Fridays."
+    _capture(a, "sa", 0, fact)
+    _sync(a)  # pushed before it is processed
+    _capture(b, "sb", 0, fact)
+    _process(b)  # b's own statement: b holds the fact
+    (held,) = git(b, "ls-files", "memories").split()
+    _edit(b, held, "Not in the week of a release, and never after the standup has ended.")
+    _sync(b)  # brings a's turn
+    _process(b)  # a's turn: NO_CHANGE, already known
+    _process(a)  # a's turn: CREATE, a never saw b's memory
+    _sync(b)
+    merged = memgit_cli("sync", "--json", cwd=a)
+    assert merged.returncode == 0, merged.stderr.decode()
+    _sync(b)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert len(git(a, "ls-files", "memories").split()) == 2  # the fact, held twice
+    report = json.loads(merged.stdout)
+    told = [pair for pair in report["possible_duplicates"] if Path(held).stem in pair]
+    assert told, report
