@@ -4,14 +4,17 @@ Pure functions, no repository: ``bench/gate_quality.py`` reads what a backend
 stored and hands it here, and ``tests/test_gate_quality.py`` checks the numbers
 on hand-made pairs. The matching rule is the one ``tests/gate_quality/README.md``
 states: a stored memory is correct when its title and body hold every key term
-of an expected memory unbroken and its top-level scope is the expected one;
-each expected memory is matched at most once. precision = correct / stored,
-recall = matched expected / expected, summed over items (an item expecting
-nothing makes every stored memory wrong).
+of an expected memory unbroken, its top-level scope is the expected one and
+its sources quote only what the user said or agreed to (strict precision: the
+harness judges the quotes and sets ``Stored.supported``); each expected memory
+is matched at most once. precision = correct / stored, with its Wilson 95 %
+interval, recall = matched expected / expected, summed over items (an item
+expecting nothing makes every stored memory wrong).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +44,9 @@ class Stored:
     body: str
     scope: str
     type: str
+    # False when a source quotes a tool message, or an assistant message without the
+    # user's reply to it: such a memory is never correct, whatever its terms.
+    supported: bool = True
 
     @property
     def text(self) -> str:
@@ -51,7 +57,9 @@ class Stored:
 class Verdict:
     """What one stored memory was judged: ``correct``, or why it is wrong.
 
-    Wrong kinds: ``scope`` (the terms of an expected memory, in another scope),
+    Wrong kinds: ``unsupported`` (the terms and scope of an expected memory, but a
+    source quotes what the user neither said nor agreed to), ``scope`` (the terms
+    of an expected memory, in another scope),
     ``duplicate`` (an expected memory another stored memory already matched),
     ``stale`` (still says what a correction replaced), ``unexpected`` (matches
     nothing expected; every memory of an item that expects none).
@@ -161,7 +169,9 @@ def score_item(
         [i for i in found if top_scope(memory.scope) == expected[i].scope]
         for memory, found in zip(stored, holds, strict=True)
     ]
-    assigned = _assign(in_scope)
+    assigned = _assign(
+        [found if memory.supported else [] for memory, found in zip(stored, in_scope, strict=True)]
+    )
     verdicts = []
     for n, memory in enumerate(stored):
         verdicts.append(_verdict(memory, n, assigned, holds[n], in_scope[n], expected, replaced))
@@ -183,6 +193,8 @@ def _verdict(
 ) -> Verdict:
     if n in assigned:
         return Verdict(stored=memory, kind="correct", expected=assigned[n])
+    if in_scope and not memory.supported:
+        return Verdict(stored=memory, kind="unsupported", expected=in_scope[0])
     if in_scope:
         return Verdict(stored=memory, kind="duplicate", expected=in_scope[0])
     if holds:
@@ -218,6 +230,18 @@ def _assign(options: Sequence[Sequence[int]]) -> dict[int, int]:
     return {memory: want for want, memory in owner.items()}
 
 
+def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval (95 % by default) of a proportion; None for no trials.
+    It stays inside [0, 1] and is honest for small counts and proportions near 1."""
+    if total == 0:
+        return None
+    share = successes / total
+    denominator = 1 + z * z / total
+    centre = (share + z * z / (2 * total)) / denominator
+    spread = z * math.sqrt(share * (1 - share) / total + z * z / (4 * total * total)) / denominator
+    return (max(0.0, centre - spread), min(1.0, centre + spread))
+
+
 @dataclass(slots=True)
 class Tally:
     """Sums over items: the figures of one row of the report."""
@@ -230,10 +254,27 @@ class Tally:
     scope_errors: int = 0
     type_agreements: int = 0
     failed_runs: int = 0
+    controls: int = 0
+    wrong_retirements: int = 0
+    credentials_stored: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
 
-    def add(self, score: ItemScore, *, failed: bool = False) -> None:
+    def add(
+        self,
+        score: ItemScore,
+        *,
+        failed: bool = False,
+        control: bool = False,
+        retired: int = 0,
+        credentials: int = 0,
+    ) -> None:
+        """Add one item: its score, whether its run failed, whether it is a must-not-retire
+        control and how many of its expected memories were retired, and how many of its
+        credential values a memory or Git object holds."""
         self.items += 1
+        self.controls += control
+        self.wrong_retirements += retired
+        self.credentials_stored += credentials
         self.stored += len(score.verdicts)
         self.correct += score.correct
         self.expected += len(score.expected)
@@ -254,6 +295,7 @@ class Tally:
         return self.matched / self.expected if self.expected else None
 
     def to_dict(self) -> dict[str, Any]:
+        interval = wilson(self.correct, self.stored)
         return {
             "items": self.items,
             "stored": self.stored,
@@ -261,7 +303,11 @@ class Tally:
             "expected": self.expected,
             "matched": self.matched,
             "precision": self.precision,
+            "precision_95": list(interval) if interval is not None else None,
             "recall": self.recall,
+            "controls": self.controls,
+            "wrong_retirements": self.wrong_retirements,
+            "credentials_stored": self.credentials_stored,
             "scope_errors": self.scope_errors,
             "type_agreements": self.type_agreements,
             "failed_runs": self.failed_runs,

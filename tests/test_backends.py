@@ -735,7 +735,8 @@ if mode in ("flood", "flood-stderr"):  # like `yes`: writes until it is stopped
 if mode == "grandchild":  # leaves a process of its own behind, then hangs
     import subprocess
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    (here / "grandchild.pid").write_text(str(child.pid))
+    (here / ".grandchild.pid").write_text(str(child.pid))
+    (here / ".grandchild.pid").replace(here / "grandchild.pid")  # whole, or not at all
     time.sleep(60)
 sys.stdout.write((here / "answer.json").read_text())
 """
@@ -883,7 +884,8 @@ def test_a_timed_out_command_leaves_no_process_behind(
     repo_path: Path, program: Callable[..., Path]
 ) -> None:
     """On timeout the Gate's whole process group is killed, its own children too."""
-    folder = program("grandchild", timeout=1)
+    # Time enough for the program to start its child on a busy machine, then it hangs.
+    folder = program("grandchild", timeout=5)
     done = memgit_cli("-C", str(repo_path), "process")
     assert done.stderr.decode().startswith("error[backend-timeout]: ")
     pid = int((folder / "grandchild.pid").read_text())

@@ -1,13 +1,16 @@
 """The Gate quality set and its harness: the set is sound, the scorer counts right, and
 the harness scores any backend.
 
-The set (``tests/gate_quality/set.yaml``) is checked against its schema and its own
-rules (size, languages, share of items expecting nothing, every key term present in
-its expected text). The scorer (``bench/gate_score.py``) is checked on hand-made
-stored/expected pairs with known numbers. The harness (``bench/gate_quality.py``) runs
-a few items against a real OpenAI-compatible HTTP server on 127.0.0.1: one that
-answers the labelled memories scores precision and recall 1.0, one that answers junk
-scores 0, so the numbers come from what the backend stored, not from the harness.
+The set (``tests/gate_quality/development/*.yaml`` and ``heldout/*.yaml``) is checked
+against its schema and its own rules (size, languages, categories in each half, every
+key term present in its expected text, changes of mind naming what they replace). The
+scorer (``bench/gate_score.py``) is checked on hand-made stored/expected pairs with
+known numbers. The harness (``bench/gate_quality.py``) runs a few items against a real
+OpenAI-compatible HTTP server on 127.0.0.1: one that answers the labelled memories
+scores precision and recall 1.0, one that answers junk scores 0, one that quotes what
+the user did not say scores 0 however right its words, and a credential in any Git
+object is counted, so the numbers come from what the backend stored, not from the
+harness. The checks on the held-out half report counts and ids only, never its text.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from scripted_server import RecordedRequest, Reply, ScriptedServer, chat
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,46 +37,11 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 # One item of each shape: a project fact, a Chinese fact, two memories in one message,
 # a correction (two messages, the second supersedes), and one expecting nothing.
 HARNESS_ITEMS = ("en-014", "zh-011", "en-048", "en-067", "en-081")
-
-
-@pytest.fixture(scope="module")
-def items() -> list[gate_quality.Item]:
-    return gate_quality.load_items()
-
-
-# ---------------------------------------------------------------- the set
-
-
-def test_the_set_is_big_enough_and_balanced(items: list[gate_quality.Item]) -> None:
-    ids = [item.id for item in items]
-    assert len(ids) == len(set(ids)), "item ids are unique"
-    assert len(items) >= 150
-    assert sum(item.lang == "zh" for item in items) >= 50
-    assert sum(not item.expected for item in items) * 3 >= len(items), "a third expect none"
-    categories = {item.category for item in items}
-    for language in ("en", "zh"):
-        assert {i.category for i in items if i.lang == language} == categories, language
-
-
-def test_every_key_term_occurs_in_its_expected_text(items: list[gate_quality.Item]) -> None:
-    raw = {entry["id"]: entry for entry in _raw_set()}
-    for item in items:
-        for want in item.expected:
-            for term in want.terms:
-                assert term_found(term, want.text), (item.id, term, want.text)
-        for old, terms in zip(raw[item.id].get("supersedes", ()), item.replaced, strict=True):
-            for term in terms:
-                assert term_found(term, old["text"]), (item.id, term, old["text"])
-
-
-def test_languages_and_corrections_are_what_they_say(items: list[gate_quality.Item]) -> None:
-    for item in items:
-        text = " ".join(item.messages)
-        assert bool(CJK.search(text)) == (item.lang == "zh"), item.id
-        if item.category == "correction":
-            assert len(item.messages) >= 2 and item.replaced and item.expected, item.id
-
-
+CATEGORIES = set(
+    json.loads((ROOT / "tests" / "gate_quality" / "set.schema.json").read_text("utf-8"))["$defs"][
+        "item"
+    ]["properties"]["category"]["enum"]
+)
 NOTHING_TO_KEEP = {
     "question",
     "small-talk",
@@ -80,40 +51,159 @@ NOTHING_TO_KEEP = {
     "quoted",
     "this-turn",
     "transient",
+    "joke",
+    "unaccepted",
+    "code",
+    "tool-output",
 }
+HELDOUT = ROOT / "tests" / "gate_quality" / "heldout"
+needs_heldout = pytest.mark.skipif(
+    not any(HELDOUT.glob("*.yaml")), reason="the held-out half has not landed on this branch"
+)
 
 
-def test_categories_agree_with_their_labels(items: list[gate_quality.Item]) -> None:
+@pytest.fixture(scope="module")
+def items() -> list[gate_quality.Item]:
+    """The development half: the items the harness tests below run."""
+    return gate_quality.load_items()
+
+
+@pytest.fixture(scope="module")
+def every_item() -> list[gate_quality.Item]:
+    """Both halves (whatever of the held-out half is on this branch)."""
+    return gate_quality.load_items(half="both")
+
+
+def _raw_items() -> list[dict[str, Any]]:
+    raw: list[dict[str, Any]] = []
+    for path in gate_quality.half_files("both"):
+        loaded = yaml.safe_load(path.read_text("utf-8"))
+        assert isinstance(loaded, list), path
+        raw += loaded
+    return raw
+
+
+# ---------------------------------------------------------------- the set
+
+
+def test_every_file_is_valid_and_ids_are_unique_over_all_files(tmp_path: Path) -> None:
+    """load_items validates each file against the schema and refuses an id used twice."""
+    files = gate_quality.half_files("both")
+    assert len(files) >= 5
+    ids = [entry["id"] for entry in _raw_items()]
+    assert [name for name, count in Counter(ids).items() if count > 1] == []
+    gate_quality.load_items(files)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "id": "en-001",
+                    "lang": "en",
+                    "category": "question",
+                    "messages": ["Why?"],
+                    "expect": [],
+                }
+            ]
+        ),
+        "utf-8",
+    )
+    with pytest.raises(ValueError, match="id en-001 is already used in"):
+        gate_quality.load_items([gate_quality.DATA / "development" / "original.yaml", twice])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump([{"id": "en-1", "lang": "en"}]), "utf-8")
+    with pytest.raises(ValueError, match=r"bad\.yaml"):
+        gate_quality.load_items(bad)
+
+
+def test_the_development_half_covers_every_category_and_language(
+    items: list[gate_quality.Item],
+) -> None:
+    assert {item.half for item in items} == {"development"}
+    assert {item.category for item in items} == CATEGORIES
+    counts = Counter(item.lang for item in items)
+    assert counts["es"] >= 35 and counts["de"] >= 35 and counts["zh"] >= 40, counts
+    assert sum(item.control for item in items) >= 4
+    assert sum(bool(item.credentials) for item in items) >= 8
+
+
+@needs_heldout
+def test_the_set_is_big_enough_and_each_half_has_every_category(
+    every_item: list[gate_quality.Item],
+) -> None:
+    assert len(every_item) >= 400
+    languages = Counter(item.lang for item in every_item)
+    for language in ("zh", "es", "de"):
+        assert languages[language] >= 40, (language, languages[language])
+    for half in gate_quality.HALVES:
+        present = {item.category for item in every_item if item.half == half}
+        assert sorted(CATEGORIES - present) == [], half
+
+
+def test_every_key_term_occurs_in_its_expected_text() -> None:
+    for entry in _raw_items():
+        for want in entry["expect"]:
+            for term in want["terms"]:
+                choice = term if isinstance(term, str) else tuple(term)
+                assert term_found(choice, want["text"]), (entry["id"], term)
+        for old in entry.get("supersedes", ()):
+            for term in old["terms"]:
+                choice = term if isinstance(term, str) else tuple(term)
+                assert term_found(choice, old["text"]), (entry["id"], term)
+
+
+def test_languages_changes_and_credentials_are_what_they_say(
+    every_item: list[gate_quality.Item],
+) -> None:
+    for item in every_item:
+        text = " ".join(message.content for message in item.messages)
+        if item.lang != "zh":
+            assert not CJK.search(text), item.id
+        elif item.category not in ("tool-output", "code"):  # a paste has no language
+            assert CJK.search(text), item.id
+        if item.category in ("correction", "change"):
+            assert len(item.messages) >= 2 and item.replaced and item.expected, item.id
+        for value in item.credentials:
+            assert value in text, item.id
+        if re.match(r"[a-z0-9]+-", item.id) is not None and not item.id.startswith(
+            ("en-", "zh-", "es-", "de-")
+        ):
+            assert item.id.split("-")[1] == item.lang, item.id
+
+
+def test_categories_agree_with_their_labels(every_item: list[gate_quality.Item]) -> None:
     """An item of a nothing-to-keep category expects nothing, any other expects something
     (a secret may sit beside a fact worth keeping)."""
-    for item in items:
+    for item in every_item:
         if item.category in NOTHING_TO_KEEP:
             assert not item.expected, item.id
         elif item.category != "secret":
             assert item.expected, item.id
+        if item.control:
+            assert len(item.expected) >= 2 and len(item.messages) >= 2, item.id
 
 
 def test_secrets_are_placeholders_filled_in_at_load(items: list[gate_quality.Item]) -> None:
-    """The set file holds no secret-shaped string; the loaded messages do."""
-    text = (ROOT / "tests" / "gate_quality" / "set.yaml").read_text("utf-8")
+    """The set files hold no secret-shaped string; the loaded messages do, and each filled-in
+    value is one of its item's credentials."""
+    text = "\n".join(path.read_text("utf-8") for path in gate_quality.half_files("development"))
     placeholders = re.findall(r"\{secret:([a-z-]+)\}", text)
     assert len(placeholders) >= 5
-    secret_items = [item for item in items if item.category == "secret"]
-    assert all("{secret:" not in m for item in secret_items for m in item.messages)
+    assert all("{secret:" not in m.content for item in items for m in item.messages)
     values = gate_quality._secret_values()
     assert all(values[kind] in text_of(items) for kind in placeholders)
+    for item in items:
+        for kind in placeholders:
+            if values[kind] in " ".join(m.content for m in item.messages):
+                assert values[kind] in item.credentials, item.id
 
 
 def text_of(items: list[gate_quality.Item]) -> str:
-    return "\n".join(m for item in items for m in item.messages)
+    return "\n".join(m.content for item in items for m in item.messages)
 
 
 def _raw_set() -> list[dict[str, Any]]:
-    import yaml
-
-    loaded = yaml.safe_load((ROOT / "tests" / "gate_quality" / "set.yaml").read_text("utf-8"))
-    assert isinstance(loaded, list)
-    return loaded
+    return _raw_items()
 
 
 # ---------------------------------------------------------------- the scorer
@@ -267,7 +357,7 @@ def labelled_model(chosen: list[gate_quality.Item]) -> Any:
     """A scripted model that answers exactly the labels: the earlier message of a
     correction as its earlier memory, the last message as the expected memories, the
     first of them superseding a related memory when memgit shows one."""
-    by_text = {text: (item, n) for item in chosen for n, text in enumerate(item.messages)}
+    by_text = {m.content: (item, n) for item in chosen for n, m in enumerate(item.messages)}
     raw = {entry["id"]: entry for entry in _raw_set()}
 
     def reply(request: RecordedRequest) -> Reply:
@@ -359,7 +449,24 @@ def test_the_command_line_writes_json_and_names_the_run(
     data = json.loads(out.read_text("utf-8"))
     assert data["about"]["backend"] == "rules" and data["overall"]["items"] == 1
     assert "[1/1] zh-080: stored 0 (none)" in printed.err
-    assert printed.out.startswith("Gate quality: backend rules, 1 item,")
+    assert printed.out.startswith("Gate quality: backend rules, 1 item (development),")
+
+
+def test_the_command_backend_scores_a_half(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--backend command with --half: an agreement item (an assistant turn, then the
+    user's reply) runs through a real subprocess Gate without a failed run."""
+    out = tmp_path / "result.json"
+    command = f"{sys.executable} {ROOT / 'bench' / 'standin_gate.py'}"
+    argv = ["--half", "development", "--only", "dv-en-021", "--json", str(out)]
+    assert gate_quality.main([*argv, "--backend", "command", "--command", command]) == 0
+    data = json.loads(out.read_text("utf-8"))
+    assert data["about"]["backend"] == "command" and data["about"]["half"] == "development"
+    assert data["overall"]["items"] == 1 and data["failed_runs"] == []
+    assert "[1/1] dv-en-021: stored" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        gate_quality.main(["--half", "development", "--only", "zz-"])
 
 
 def test_a_failing_backend_is_counted_and_its_item_scored_on_the_tree(
@@ -375,3 +482,208 @@ def test_a_failing_backend_is_counted_and_its_item_scored_on_the_tree(
     assert summary["failed_runs"][0]["error"].startswith("gate-rejected: ")
     assert summary["overall"]["failed_runs"] == 1
     assert (summary["overall"]["stored"], summary["overall"]["recall"]) == (0, 0.0)
+
+
+# ---------------------------------------------------------------- strict precision
+
+
+def test_strict_precision_takes_quotes_only_from_what_the_user_said_or_agreed_to() -> None:
+    """A quote of an assistant message counts only beside the user's reply to it; a tool's
+    output, a turn not of the item and no quote at all never count."""
+    said = (
+        gate_quality.Message(role="assistant", content="Shall I switch the suite to pytest?"),
+        gate_quality.Message(role="tool", content="pytest 8.3.2", complete=True),
+        gate_quality.Message(role="user", content="yes, do that"),
+        gate_quality.Message(role="assistant", content="Done. Also pin pytest?"),
+    )
+    assert gate_quality.supported([2], said)
+    assert gate_quality.supported([0, 2], said)
+    assert not gate_quality.supported([0], said), "an assistant-only quote"
+    assert not gate_quality.supported([3, 2], said), "no user reply follows the proposal"
+    assert not gate_quality.supported([1, 2], said), "a tool's output"
+    assert not gate_quality.supported([2, -1], said) and not gate_quality.supported([], said)
+    suite = want("The test suite uses pytest.", "pytest")
+    right_words = Stored(title="Tests use pytest", body="", scope="project", type="decision")
+    score = score_item([replace(right_words, supported=False)], [suite])
+    assert [v.kind for v in score.verdicts] == ["unsupported"] and score.matched == frozenset()
+    assert score_item([right_words], [suite]).matched == {0}
+
+
+AGREEMENT = gate_quality.Item(
+    id="dv-en-990",
+    lang="en",
+    category="agreement",
+    half="development",
+    messages=(
+        gate_quality.Message(role="assistant", content="Shall I switch the suite to pytest?"),
+        gate_quality.Message(
+            role="tool", content="$ pytest --version\npytest 8.3.2", complete=True
+        ),
+        gate_quality.Message(role="user", content="yes, do that"),
+    ),
+    expected=(want("The test suite uses pytest.", "pytest"),),
+    replaced=(),
+)
+
+
+def quoting_model(role_quoted: str) -> Any:
+    """A scripted model that stores the labelled memory from the unit of ``role_quoted``
+    only, quoting it, and keeps nothing of the others."""
+    roles = {message.content: message.role for message in AGREEMENT.messages}
+    memory = _memory("The test suite uses pytest.", "project", "decision")
+
+    def reply(request: RecordedRequest) -> Reply:
+        return _answer(
+            _payload(request)["units"],
+            lambda text: [memory] if roles[text] == role_quoted else [],
+        )
+
+    return reply
+
+
+@pytest.mark.parametrize(("quoted", "precision"), [("user", 1.0), ("tool", 0.0)])
+def test_a_memory_quoting_what_the_user_did_not_say_is_wrong_however_right_its_words(
+    quoted: str, precision: float, tmp_path: Path, no_proxy: None
+) -> None:
+    """The same memory, once quoting the user's agreement and once the tool's output (which
+    memgit accepts as evidence): only the first is correct."""
+    with ScriptedServer(default=quoting_model(quoted)) as server:
+        runs = gate_quality.evaluate([AGREEMENT], http_gate(server), workdir=tmp_path)
+    summary = gate_quality.summarise(runs)
+    overall = summary["overall"]
+    assert summary["failed_runs"] == [] and overall["stored"] == 1
+    assert overall["precision"] == precision and overall["recall"] == precision
+    if precision == 0.0:
+        assert [entry["kind"] for entry in summary["wrong"]] == ["unsupported"]
+
+
+# ---------------------------------------------------------------- credentials
+
+
+def silent_model(request: RecordedRequest) -> Reply:
+    return _answer(_payload(request)["units"], lambda _text: [])
+
+
+def storing_model(request: RecordedRequest) -> Reply:
+    return _answer(
+        _payload(request)["units"],
+        lambda text: [_memory(f"Build box: {text}", "project", "fact")],
+    )
+
+
+@pytest.mark.parametrize("model", [silent_model, storing_model])
+def test_a_credential_in_any_git_object_is_counted(
+    model: Any, tmp_path: Path, no_proxy: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing stored, the credential is still in the captured turn's blob: counted; stored
+    in a memory too, it is still one credential; a value never said is not counted."""
+    item = gate_quality.Item(
+        id="dv-en-991",
+        lang="en",
+        category="secret",
+        half="development",
+        messages=(gate_quality.Message(role="user", content="The build box is Quokka-Sunrise."),),
+        expected=(),
+        replaced=(),
+        credentials=("Quokka-Sunrise", "Never-Said-77"),
+    )
+    with ScriptedServer(default=model) as server:
+        runs = gate_quality.evaluate([item], http_gate(server), workdir=tmp_path)
+    assert runs[0].credentials_found == ("Quokka-Sunrise",)
+    summary = gate_quality.summarise(runs)
+    assert summary["overall"]["credentials_stored"] == 1
+    assert summary["credentials_stored"] == [{"item": "dv-en-991", "count": 1}]
+    assert summary["overall"]["stored"] == (model is storing_model)
+    about = {"backend": "openai", "commit": "x", "date": "d", "half": "development"}
+    assert "credentials stored: 1 (must be 0)" in gate_quality.render_text(summary, about)
+
+
+# ---------------------------------------------------------------- the held-out half
+
+
+def test_the_held_out_half_is_reported_in_figures_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A held-out item's id, text and memories are never printed, not even in the JSON,
+    and it cannot be scored alone."""
+    folder = tmp_path / "heldout"
+    folder.mkdir()
+    secret_words = "Remember that the ledger service is owned by Zebedee Quist."
+    entry = {
+        "id": "ha-en-901",
+        "lang": "en",
+        "category": "people",
+        "messages": [secret_words],
+        "expect": [
+            {
+                "text": "Zebedee Quist owns the ledger.",
+                "scope": "user",
+                "type": "fact",
+                "terms": ["Zebedee"],
+            }
+        ],
+    }
+    (folder / "x.yaml").write_text(yaml.safe_dump([entry]), "utf-8")
+    out = tmp_path / "result.json"
+    assert gate_quality.main(["--set", str(folder / "x.yaml"), "--json", str(out)]) == 0
+    printed = capsys.readouterr()
+    shown = printed.out + printed.err + out.read_text("utf-8")
+    for private in ("ha-en-901", "Zebedee", "ledger"):
+        assert private not in shown
+    data = json.loads(out.read_text("utf-8"))
+    assert data["by_half"]["heldout"]["items"] == 1 and data["by_category"]["people"]["items"] == 1
+    assert data["wrong"] == data["missed"] == data["failed_runs"] == []
+    with pytest.raises(SystemExit):
+        gate_quality.main(["--set", str(folder / "x.yaml"), "--only", "ha-en-9"])
+
+
+# ---------------------------------------------------------------- must-not-retire controls
+
+CONTROL = gate_quality.Item(
+    id="dv-en-992",
+    lang="en",
+    category="project-fact",
+    half="development",
+    messages=(
+        gate_quality.Message(role="user", content="The staging database runs Postgres 14."),
+        gate_quality.Message(role="user", content="Production now runs Postgres 16."),
+    ),
+    expected=(
+        want("The staging database runs Postgres 14.", "staging", "14"),
+        want("Production runs Postgres 16.", "Production", "16"),
+    ),
+    replaced=(),
+    control=True,
+)
+
+
+def control_model(retire: bool) -> Any:
+    """Stores each message as a memory; with ``retire`` the second replaces the first."""
+
+    def reply(request: RecordedRequest) -> Reply:
+        payload = _payload(request)
+        related = [memory["id"] for memory in payload["related_memories"]]
+
+        def decide(text: str) -> list[dict[str, Any]]:
+            made = _memory(text, "project", "fact")
+            if retire and related:
+                made = {**made, "action": "SUPERSEDE", "target": related[0]}
+            return [made]
+
+        return _answer(payload["units"], decide)
+
+    return reply
+
+
+@pytest.mark.parametrize("retire", [False, True])
+def test_a_control_that_loses_its_earlier_memory_counts_a_wrong_retirement(
+    retire: bool, tmp_path: Path, no_proxy: None
+) -> None:
+    with ScriptedServer(default=control_model(retire)) as server:
+        runs = gate_quality.evaluate([CONTROL], http_gate(server), workdir=tmp_path)
+    summary = gate_quality.summarise(runs)
+    overall = summary["overall"]
+    assert summary["failed_runs"] == [] and overall["controls"] == 1
+    assert overall["wrong_retirements"] == int(retire)
+    assert overall["recall"] == (0.5 if retire else 1.0)
+    assert summary["wrong_retirements"] == ([{"item": "dv-en-992", "retired": 1}] if retire else [])

@@ -147,7 +147,9 @@ folder = pathlib.Path(sys.argv[1])
 text = sys.stdin.read()
 units = json.loads(text[text.index("\n{\n") + 1:])["units"]
 number = len(list(folder.glob("asked-*")))
-(folder / f"asked-{number}").write_text(" ".join(u["unit_id"] for u in units))
+# Written whole, then renamed: the test waits for the name and reads it at once.
+(folder / f".asked-{number}").write_text(" ".join(u["unit_id"] for u in units))
+(folder / f".asked-{number}").replace(folder / f"asked-{number}")
 deadline = time.monotonic() + 60
 while not (folder / f"go-{number}").exists():
     if time.monotonic() > deadline:

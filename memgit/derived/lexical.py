@@ -43,15 +43,11 @@ from memgit.derived.refresh import (
 )
 from memgit.derived.retired import sync_retired
 from memgit.derived.rows import delete_retired
-from memgit.errors import MemgitError
+from memgit.errors import ConflictError, MemgitError
 from memgit.store.tree import read_commit
 
 T = TypeVar("T")
 _AS_OF_REBUILD_SHARE = 0.5
-
-
-class IndexUnavailable(MemgitError):
-    code = "index-unavailable"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,7 +275,7 @@ class LexicalIndex:
                     apply_paths(conn, view, files, stats=stats)
                 yield snap
             return
-        raise IndexUnavailable(
+        raise ConflictError(
             "HEAD kept moving while recall read the index",
             code="index-busy",
             hint="another program is committing continuously; retry when it is done",
