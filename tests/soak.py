@@ -363,7 +363,7 @@ class Soak:
         if committed.returncode != 0 and retired:
             # A memory one clone retired that the other's run made too: git's merge
             # brings it back, the hooks name it, the person removes it (docs/sharing.md).
-            git(path, "rm", "-q", *retired)
+            git(path, "rm", "-q", "-f", *retired)
             resolved.append(f"{', '.join(retired)} removed (retired, named by the hooks)")
             committed = _commit(path, "--no-edit")
         step = self._record(number, name, "resolve", "; ".join(resolved), exit=committed.returncode)

@@ -182,3 +182,37 @@ def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Pa
     report = json.loads(merged.stdout)
     told = [pair for pair in report["possible_duplicates"] if Path(held).stem in pair]
     assert told, report
+
+
+def test_a_merge_by_hand_that_keeps_a_memory_the_other_side_retired_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Soak seed 2 (after the fix above): resolving another file's conflict by hand,
+    ``git merge`` kept this clone's copy of a memory the teammate had retracted (git
+    sees this side add it). The checks looked for retirements in the first parent's
+    history only, so the hooks, ``verify`` and the remote's pre-receive all passed it,
+    and the retraction was undone for good."""
+    _, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _sync(a)
+    _sync(b)
+    _capture(b, "sb", 0, "Just chatting about the weather today.")
+    _process(a)
+    _process(b)
+    (memory,) = git(b, "ls-files", "memories").split()
+    _retract(b, memory)
+    _sync(b)
+    git(a, "fetch", "-q", "origin")
+    git(a, "merge", "-q", "--no-edit", "origin/main")  # git keeps a's copy
+    assert git(a, "ls-files", "memories").split() == [memory]
+    checked = memgit_cli("verify", "HEAD~1..HEAD", cwd=a)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert (
+        f"error[retired-id-active]: {git(a, 'rev-parse', 'HEAD')[:12]}" in checked.stderr.decode()
+    )
+    refused = memgit_cli("sync", cwd=a)
+    assert refused.returncode == 1 and b"error[push-refused]" in refused.stderr
+    git(a, "rm", "-q", memory)  # what the hooks' refusal tells a person to do
+    git(a, "commit", "-q", "--amend", "--no-edit")
+    _sync(a)
+    assert memgit_cli("verify", "--all", cwd=a).returncode == 0
