@@ -216,3 +216,27 @@ def test_a_merge_by_hand_that_keeps_a_memory_the_other_side_retired_is_refused(
     git(a, "commit", "-q", "--amend", "--no-edit")
     _sync(a)
     assert memgit_cli("verify", "--all", cwd=a).returncode == 0
+
+
+def test_a_memory_forgotten_in_one_clone_that_the_other_made_too_stays_forgotten(
+    tmp_path: Path,
+) -> None:
+    """As the retraction above, with ``memgit forget``: the merge base lacks the memory
+    both clones' runs made, so git took the other clone's copy for an addition and the
+    forgotten memory came back with the next sync."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _sync(a)
+    _sync(b)
+    _capture(b, "sb", 0, "Just chatting about the weather today.")
+    _process(a)
+    _process(b)
+    (memory,) = git(a, "ls-files", "memories").split()
+    forgotten = memgit_cli("forget", Path(memory).stem, cwd=a)
+    assert forgotten.returncode == 0, forgotten.stderr.decode()
+    _sync(a)
+    _sync(b)
+    _sync(a)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(b, "ls-files", "memories") == ""

@@ -305,7 +305,7 @@ def _join(
         )
         files = _changes(git, tip.tree, tree)
         sides = [(tip, memgit_refs.local_refs(git)), (other, fetched.refs)]
-        for path in retired_by_a_side(git, tree, sides, base):
+        for path in retired_by_a_side(git, tree, sides, base, forgotten=True):
             if blob_at(tip.tree, path) is None:
                 files.pop(path, None)  # this side retired it: the other's copy stays out
             else:
