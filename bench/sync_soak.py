@@ -77,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         summary = report.summary()
         summaries.append(summary)
-        print(f"seed {seed}: ok in {report.seconds:.1f} s: {_what(summary)}", flush=True)
+        print(
+            f"seed {seed}: ok in {report.seconds:.1f} s ({report.cpu_seconds:.1f} s CPU): "
+            f"{_what(summary)}",
+            flush=True,
+        )
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     failed = [s["seed"] for s in summaries if not s["ok"]]
@@ -87,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "steps": args.steps,
         "pre_receive": args.pre_receive,
         "seconds": round(sum(s["seconds"] for s in summaries), 1),
+        "cpu_seconds": round(sum(s["cpu_seconds"] for s in summaries), 1),
         "per_seed": summaries,
     }
     text = json.dumps(total, indent=2)

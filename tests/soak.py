@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -141,6 +142,7 @@ class Report:
     kept_rivals: set[frozenset[str]] = field(default_factory=set)
     quiet_after: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process and its children: the time on a quiet machine
     final: dict[str, Any] = field(default_factory=dict)
     failure: str | None = None
 
@@ -156,6 +158,7 @@ class Report:
             "captures": len(self.captures),
             "quiet_after_rounds": self.quiet_after,
             "seconds": round(self.seconds, 1),
+            "cpu_seconds": round(self.cpu_seconds, 1),
             **self.final,
             "failure": self.failure.splitlines()[0] if self.failure else None,
         }
@@ -166,6 +169,7 @@ def run_seed(root: Path, seed: int, steps: int, *, pre_receive: bool = False) ->
     :class:`SoakFailure` (the report attached) what went wrong."""
     report = Report(seed=seed)
     started = time.monotonic()
+    cpu = _cpu()
     served = root / "served"
     served.mkdir(parents=True)
     try:
@@ -184,6 +188,7 @@ def run_seed(root: Path, seed: int, steps: int, *, pre_receive: bool = False) ->
         raise SoakFailure(report.failure, report) from error
     finally:
         report.seconds = time.monotonic() - started
+        report.cpu_seconds = _cpu() - cpu
     return report
 
 
@@ -447,12 +452,18 @@ class Soak:
             self._process(number, clone)
 
     def _keep(self, number: int, name: str) -> None:
-        path = self.clones[name]
-        listed = self._cli(path, "review", "list", "--json")
-        if listed.returncode != 0:
-            self._fail(f"review list failed: {_err(listed)}")
-        items = [item for item in json.loads(listed.stdout) if item["kind"] == "contradiction"]
-        if not items:
+        """Close an open contradiction: in this clone, else the next one that has one
+        (a person who sees it in review resolves it)."""
+        start = CLONES.index(name)
+        for name in CLONES[start:] + CLONES[:start]:
+            path = self.clones[name]
+            listed = self._cli(path, "review", "list", "--json")
+            if listed.returncode != 0:
+                self._fail(f"review list failed: {_err(listed)}")
+            items = [i for i in json.loads(listed.stdout) if i["kind"] == "contradiction"]
+            if items:
+                break
+        else:
             return
         item = self.rng.choice(items)
         keep = self.rng.choice(item["rivals"])["id"]
@@ -641,6 +652,17 @@ def _fsck(soak: Soak, path: Path) -> None:
 
 
 # -- small helpers -------------------------------------------------------------------
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its waited-for children, user and system."""
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
+    )
 
 
 def _commit(path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -240,3 +240,49 @@ def test_a_memory_forgotten_in_one_clone_that_the_other_made_too_stays_forgotten
     assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(b, "ls-files", "memories") == ""
+
+
+def test_a_merge_whose_only_conflict_is_resolved_by_removal_is_still_checked(
+    tmp_path: Path,
+) -> None:
+    """Soak seed 2 (after both fixes above): the hooks check a merge commit, but
+    pre-commit runs a hook during a merge only for the conflicted files its ``files``
+    pattern matches. Resolve the only conflict by taking a teammate's removal and no
+    file is left: memgit-supersession was skipped, the merge kept a memory the
+    teammate had retracted, and only the next sync's push check (``push-refused``)
+    noticed."""
+    remote = tmp_path / "remote.git"
+    seed = tmp_path / "seed"
+    MemoryRepo.init(seed)
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(remote))
+    a, b = tmp_path / "a", tmp_path / "b"
+    for clone in (a, b):
+        git(tmp_path, "clone", "-q", str(remote), str(clone))
+        MemoryRepo.init(clone, install_hooks=True)  # the hooks memgit init installs
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _process(a)
+    _capture(a, "sa", 1, "Remember that deploys happen on Tuesdays.")
+    _sync(a)  # the second turn pushed before it is processed
+    _sync(b)
+    _capture(b, "sb", 0, "Just chatting about the weather today.")
+    _process(a)
+    _process(b)
+    staging, deploys = sorted(
+        git(a, "ls-files", "memories").split(), key=lambda p: "deploys" not in (a / p).read_text()
+    )[::-1]
+    assert "staging" in (a / staging).read_text() and "deploys" in (a / deploys).read_text()
+    git(b, "rm", "-q", deploys)  # b retracts the memory both runs made ...
+    git(b, "commit", "-q", "-m", "deploys are not fixed")
+    _edit(b, staging, "Ask in the ops channel first.")  # ... and edits another
+    _sync(b)
+    git(a, "rm", "-q", staging)  # a retracts the one b edited: modify/delete
+    git(a, "commit", "-q", "-m", "staging is not reset any more")
+    assert memgit_cli("sync", cwd=a).returncode == 4
+    subprocess.run(["git", "-C", str(a), "merge", "-q", "refs/memgit-sync/origin/branch"],
+                   capture_output=True, check=False)  # fmt: skip
+    git(a, "rm", "-q", staging)  # take the removal: no conflicted file is left
+    committed = subprocess.run(
+        ["git", "-C", str(a), "commit", "-q", "--no-edit"], capture_output=True, text=True
+    )
+    assert committed.returncode == 1, "the merge kept the memory b retracted"
+    assert f"error[retired-id-active]: {deploys}" in committed.stderr
