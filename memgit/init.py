@@ -12,6 +12,7 @@ from memgit.constants import CONFIG_FILE, FORMAT_VERSION, PRE_COMMIT_CONFIG, TRA
 from memgit.errors import ConflictError
 from memgit.governance.checks import Governance
 from memgit.settings import DEFAULT_CONFIG, parse_settings
+from memgit.sharing.clone import CloneSetup, set_up_clone
 from memgit.sharing.hooks import hook_types, plan_hooks, write_hooks
 from memgit.sharing.refspecs import configure_remotes
 from memgit.sharing.setup import ATTRIBUTES_FILE, attributes_with_memgit, configure_merge_driver
@@ -94,6 +95,7 @@ class InitResult:
     merge_driver_configured: bool = False
     hooks_installed: bool = False
     hooks_written: tuple[str, ...] = ()
+    clone: CloneSetup | None = None  # the remote this clone syncs with, and what came
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +108,7 @@ class InitResult:
             "merge_driver_configured": self.merge_driver_configured,
             "hooks_installed": self.hooks_installed,
             "hooks_written": list(self.hooks_written),
+            "clone": self.clone.to_dict() if self.clone is not None else None,
         }
 
 
@@ -114,8 +117,10 @@ def init_repository(path: Path, *, install_hooks: bool = False) -> InitResult:
 
     In order, so that a refusal changes nothing: the hooks are checked (a person's
     own is never replaced) before anything is written (in a new folder, right after
-    the empty repository is made), then the missing files are committed, then the
-    clone's hooks and config are written.
+    the empty repository is made); in a clone, the remote's memory is taken
+    (:mod:`memgit.sharing.clone`: a clone with no commit checks out the remote's
+    branch instead of starting a history of its own); then the missing files are
+    committed, then the clone's hooks and config are written.
     """
     path = path.resolve()
     if install_hooks and (path / ".git").exists():
@@ -123,6 +128,7 @@ def init_repository(path: Path, *, install_hooks: bool = False) -> InitResult:
     repo, new_repository = init_or_adopt(path)
     if install_hooks and new_repository:  # a core.hooksPath of the person's global config
         plan_hooks(repo, hook_types(path))
+    clone = None if new_repository else set_up_clone(repo)
 
     existing: list[str] = []
     written: list[str] = []
@@ -170,6 +176,7 @@ def init_repository(path: Path, *, install_hooks: bool = False) -> InitResult:
         merge_driver_configured=configure_merge_driver(repo),
         hooks_installed=install_hooks,
         hooks_written=tuple(str(hook.relative_to(path)) for hook in hooks),
+        clone=clone,
     )
 
 

@@ -341,15 +341,57 @@ class EvidencePack:
         """No active memory matched: a signal to retry with other words, not an answer."""
         return not any(hit.status == "active" for hit in self.memories)
 
+    def relevance(self, hit: MemoryHit | TurnHit) -> float:
+        """``hit``'s score as a share of the best of its kind in this pack, from 0 to 1:
+        1.0 for the best memory (the best turn), 0.5 for half its score.
+
+        BM25 has no fixed scale, and with few memories it is near 0 for a term most of
+        them hold (FTS5 floors a term's weight there), so the raw score of the only,
+        correct hit can read 0.00. Memories and turns are BM25 over different tables,
+        so each is compared with its own kind (a memory's source turns with the turns)."""
+        if isinstance(hit, MemoryHit):
+            best = max((other.score for other in self.memories), default=0.0)
+        else:
+            best = max((other.score for other in self._all_turns()), default=0.0)
+        return share(hit.score, best)
+
+    def _all_turns(self) -> list[TurnHit]:
+        return [*self.turns, *(turn for hit in self.memories for turn in hit.source_turns)]
+
     def to_dict(self) -> dict[str, Any]:
+        memories = []
+        for hit in self.memories:
+            data = _with_relevance(hit.to_dict(), self.relevance(hit))
+            data["source_turns"] = [
+                _with_relevance(item, self.relevance(turn))
+                for item, turn in zip(data["source_turns"], hit.source_turns, strict=True)
+            ]
+            memories.append(data)
         return {
             "query": self.query,
             "k": self.k,
             "as_of": self.as_of,
             "filters": self.filters,
             "miss": self.miss,
-            "memories": [hit.to_dict() for hit in self.memories],
-            "turns": [hit.to_dict() for hit in self.turns],
+            "memories": memories,
+            "turns": [_with_relevance(hit.to_dict(), self.relevance(hit)) for hit in self.turns],
             "ranked": [place.to_dict(self) for place in self.ranked],
             "trace": self.trace.to_dict(),
         }
+
+
+def share(score: float, best: float) -> float:
+    """``score`` over ``best``, within 0 to 1 (1.0 when nothing scored above 0)."""
+    if best <= 0:
+        return 1.0 if score >= best else 0.0
+    return round(min(max(score / best, 0.0), 1.0), 4)
+
+
+def _with_relevance(data: dict[str, Any], relevance: float) -> dict[str, Any]:
+    """``data`` with ``relevance`` right after its raw ``score``."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "score":
+            out["relevance"] = relevance
+    return out

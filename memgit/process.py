@@ -32,6 +32,7 @@ from memgit.constants import (
 from memgit.derived.documents import read_capture
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
+from memgit.duplicates import Held, without_duplicates
 from memgit.errors import Problem
 from memgit.evidence import EvidenceUnit, units_of
 from memgit.gate.backends import Backend
@@ -80,6 +81,8 @@ class RunOutcome:
     diagnostics: tuple[dict[str, Any], ...] = ()
     # The proposal branch the run was committed on, when review held it back.
     proposal: str | None = None
+    # The CREATEs dropped because an active memory already holds what they say.
+    held: tuple[Held, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +94,7 @@ class RunOutcome:
             "captures": list(self.captures),
             "decisions": [d.to_dict() for d in self.decisions],
             "diagnostics": list(self.diagnostics),
+            "already_held": [item.to_dict() for item in self.held],
         }
 
 
@@ -249,11 +253,15 @@ def _make_batch(
 
 
 def request_for(
-    settings: Settings, batch: _Batch, index: LexicalIndex, tree: pygit2.Tree | None
+    settings: Settings,
+    batch: _Batch,
+    index: LexicalIndex,
+    tree: pygit2.Tree | None,
+    as_of: pygit2.Commit | None = None,
 ) -> GateRequest:
     limit = gate_setting(settings, "related_memories", DEFAULT_RELATED)
     supporting = [unit for unit in batch.units if unit.can_support]
-    related = related_memories(index, tree, supporting, limit=limit)
+    related = related_memories(index, tree, supporting, limit=limit, as_of=as_of)
     return GateRequest(units=batch.units, related=related, settings=settings)
 
 
@@ -289,6 +297,7 @@ def _run_batch(
     run_id = _run_id(now.strftime("%Y%m%dT%H%M%SZ"), batch, gate, sorted(earlier))
     diagnostics = _diagnostics(corrected)
     gate = redact_candidates(gate, diagnostics)
+    gate, held = without_duplicates(gate, index, catalog.tree, diagnostics)
     applied: list[Decision] = []
     catalog_tree_id = catalog.tree.id if catalog.tree is not None else None
     proposal = _proposal(settings, gate, catalog, run_id)
@@ -329,6 +338,7 @@ def _run_batch(
         decisions=tuple(applied),
         diagnostics=tuple(diagnostics),
         proposal=proposal.removeprefix("refs/heads/") if proposal is not None else None,
+        held=held,
     )
 
 

@@ -29,8 +29,11 @@ def related_memories(
     units: Sequence[EvidenceUnit],
     *,
     limit: int,
+    as_of: pygit2.Commit | None = None,
 ) -> tuple[Memory, ...]:
-    """Up to ``limit`` active memories of ``tree`` that best match the units' words."""
+    """Up to ``limit`` active memories of ``tree`` that best match the units' words;
+    ``as_of``, the commit holding ``tree``, searches the index as that commit was (a
+    replay asks what the run was asked, before later runs retired or added memories)."""
     text = " ".join(unit.text for unit in units)
     if limit <= 0 or tree is None or not text.strip():
         return ()
@@ -39,7 +42,7 @@ def related_memories(
         return snap.state.tree, similar_memories(snap.conn, text, limit=limit)
 
     # Only the memories are needed, as committed: no turns, no trace, no overlay.
-    stamped, hits = index.read(search, use_overlay=False)
+    stamped, hits = index.read(search, as_of=as_of, use_overlay=False)
     found = []
     for memory in (hit.memory for hit in hits):
         # Stamped with the run's tree, the index names each file's blob.

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import pygit2
+
+from memgit.capture.redact import redact
+from memgit.duplicates import find_same
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.gate.prompt import GateRequest
 from memgit.layout import check_scope
@@ -34,19 +38,24 @@ TITLE_LIMIT = 80
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Remembered:
     """The memory made, the capture that backs it and the run that made it (on a
-    proposal branch when the review policy holds the run back)."""
+    proposal branch when the review policy holds the run back); or, ``already_held``,
+    the active memory that already says the same (memgit.duplicates), with nothing
+    written (``capture``, ``run_id`` and ``commit`` None) unless another command made
+    it while this one ran."""
 
     memory_id: str
     path: str
-    capture: str
-    run_id: str
-    commit: str
+    capture: str | None
+    run_id: str | None
+    commit: str | None
     proposal: str | None
+    already_held: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "memory_id": self.memory_id,
             "path": self.path,
+            "already_held": self.already_held,
             "capture": self.capture,
             "run_id": self.run_id,
             "commit": self.commit,
@@ -147,6 +156,9 @@ def remember(
             code="unknown-type",
             field="--type",
         )
+    held = _held(repo, index, text, title=title, scope=chosen_scope)
+    if held is not None:
+        return held
     moment = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     session = "r-" + hashlib.sha256(f"{moment}\n{text}".encode()).hexdigest()[:16]
     captured = repo.capture(
@@ -171,10 +183,36 @@ def remember(
                 commit=run.commit,
                 proposal=run.proposal,
             )
+    # Another command made the same memory while this one ran: the run dropped its CREATE.
+    late = _held(repo, index, text, title=title, scope=chosen_scope)
+    if late is not None:
+        return replace(late, capture=captured.path)
     raise ConflictError(
         "the turn captured for this text was already decided: the same text was "
         "remembered in the same second, or another run decided the turn first",
         code="already-decided",
         path=captured.path,
         hint="`memgit recall` finds what was made of it; run the command again to add it anew",
+    )
+
+
+def _held(
+    repo: MemoryRepo, index: LexicalIndex, text: str, *, title: str | None, scope: str
+) -> Remembered | None:
+    """The active memory that already says ``text`` (as its capture would store it,
+    redacted) in ``scope``, as a result that writes nothing; None when there is none."""
+    body = redact(text)[0].strip()
+    git = repo.git
+    tree = None if git.head_is_unborn else git.head.peel(pygit2.Commit).tree
+    same = find_same(index, tree, scope=scope, title=title or default_title(body), body=body)
+    if same is None:
+        return None
+    return Remembered(
+        memory_id=same.id,
+        path=same.path,
+        capture=None,
+        run_id=None,
+        commit=None,
+        proposal=None,
+        already_held=True,
     )

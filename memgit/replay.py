@@ -5,12 +5,13 @@ A run's record names the captures it read (by blob) and the Gate answer it store
 the question can be put again as it was: the same units (those the stored answer
 covered can support a memory; the others were decided before, and are context), and
 the related memories as the run's parent commit holds them, found by the recall index
-as ``memgit process`` finds them. The prompt's digest says whether it is the very
-prompt the run was asked (``same_prompt``); the index is today's, so a memory retired
-since the run may be missing from the related ones. The answer is checked against the
-parent's tree as the run's was, applied there in memory, and each memory file it would
-write is compared with the run's commit. Nothing is written: no object, ref or working
-file (the recall index in ``.git/memgit/`` is brought up to date, as any command does).
+as that commit was (as ``memgit process`` found them then: a memory a later run retired
+is still there to supersede, one a later run made is not). The prompt's digest says
+whether it is the very prompt the run was asked (``same_prompt``). The answer is
+checked against the parent's tree as the run's was, applied there in memory, and each
+memory file it would write is compared with the run's commit. Nothing is written: no
+object, ref or working file (the recall index in ``.git/memgit/`` is brought up to date,
+as any command does).
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def _replay(
     parent = commit.parents[0] if commit.parents else None
     catalog = Catalog(git, parent.tree if parent is not None else None)
     batch = recorded_batch(git, record)
-    request = request_for(settings, batch, index, catalog.tree)
+    request = request_for(settings, batch, index, catalog.tree, as_of=parent)
     replayed: tuple[dict[str, Any], ...] = ()
     refused: tuple[Problem, ...] = ()
     written: dict[str, bytes | None] = {}

@@ -58,6 +58,8 @@ class Settings:
     review: ReviewPolicy = dataclasses.field(default_factory=ReviewPolicy)
     # recall.vocabulary: add the recall vocabulary's related terms to queries.
     recall_vocabulary: bool = True
+    # sharing.allow_rewrite: a remote holding this accepts a forced memory branch.
+    allow_rewrite: bool = False
 
 
 def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
@@ -85,6 +87,7 @@ def _parse_settings(text: str | bytes, path: str) -> Settings:
         author=(author["name"], author["email"]) if author else None,
         review=review,
         recall_vocabulary=data.get("recall", {}).get("vocabulary", True),
+        allow_rewrite=data.get("sharing", {}).get("allow_rewrite", False),
     )
 
 
@@ -119,6 +122,7 @@ def settings_from_json(data: dict[str, Any]) -> Settings:
         author=(author[0], author[1]) if author is not None else None,
         review=policy_from_json(data["review"]),
         recall_vocabulary=data["recall_vocabulary"],
+        allow_rewrite=data["allow_rewrite"],
     )
 
 

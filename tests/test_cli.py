@@ -214,6 +214,7 @@ def test_init_again_changes_nothing(repo_path: Path) -> None:
         "merge_driver_configured": False,
         "hooks_installed": True,
         "hooks_written": [],
+        "clone": None,  # no remote: nothing to join
     }
     assert snapshot(repo_path) == before
     assert (repo_path / ".git" / "config").read_bytes() == config

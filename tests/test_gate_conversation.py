@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "tests" / "gate_quality"
 sys.path.insert(0, str(ROOT / "bench"))
 
-from gate_quality import stored_memories  # noqa: E402
+from gate_quality import Message, stored_memories  # noqa: E402
 from gate_score import Expected, ItemScore, Stored, Term, missing_terms, score_item  # noqa: E402
 
 MIN_RECALL = 0.70
@@ -121,11 +121,14 @@ def test_conversation_file_is_well_formed() -> None:
 
 def _capture_conversation(
     repo: Any, data: Mapping[str, Any], values: Mapping[str, str]
-) -> set[str]:
+) -> tuple[set[str], dict[str, int], list[Message]]:
     """Each user message, then each assistant message, as its own turn with no seq, as a
     host's hooks send them; the day is processed when its last turn is in. Returns the
-    secret values pasted."""
+    secret values pasted, and each capture's message (by path) with every message said,
+    so the quotes are judged as the quality bench judges them."""
     used: set[str] = set()
+    captured: dict[str, int] = {}
+    messages: list[Message] = []
     turns = data["turns"]
     for n, turn in enumerate(turns):
         moment = _stamp(turn["timestamp"])
@@ -133,17 +136,20 @@ def _capture_conversation(
         if "assistant" in turn:
             said.append(("assistant", turn["assistant"], moment + ASSISTANT_DELAY))
         for role, text, at in said:
-            repo.capture(
+            content = _expand(text, values, used)
+            outcome = repo.capture(
                 {
                     "source": data["source"],
                     "session": turn["session"],
                     "timestamp": _when(at),
-                    "messages": [{"role": role, "content": _expand(text, values, used)}],
+                    "messages": [{"role": role, "content": content}],
                 }
             )
+            captured[outcome.path] = len(messages)
+            messages.append(Message(role=role, content=content))
         if n + 1 == len(turns) or turns[n + 1]["session"] != turn["session"]:
             repo.process()
-    return used
+    return used, captured, messages
 
 
 def _all_objects(path: Path) -> bytes:
@@ -271,8 +277,8 @@ def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path) -> None:
     path = tmp_path / "memory"
     MemoryRepo.init(path)
     with MemoryRepo.open(path) as repo:
-        secrets = _capture_conversation(repo, data, values)
-        stored = stored_memories(repo)
+        secrets, captured, messages = _capture_conversation(repo, data, values)
+        stored = stored_memories(repo, captured, messages)
 
     score, stale = _judge(stored, data)
     credentials = [*data["credentials"], *sorted(secrets)]

@@ -1019,9 +1019,24 @@ def governance_codes() -> set[str]:
     for module in GOVERNANCE_MODULES.glob("*.py"):
         if module.name in {"verify.py", "hooks.py"}:
             continue  # usage errors of the verify command, not findings of a check
+        if module.name in REF_UPDATE_MODULES:
+            continue  # what a push does to refs: no commit has these (tests/test_remote_refs.py)
         codes |= set(re.findall(r'\bcode="([a-z0-9-]+)"', module.read_text("utf-8")))
     located = (ROOT / "memgit" / "evidence.py").read_text("utf-8")
     codes |= set(re.findall(r'return "(quote-[a-z-]+)"', located))
+    return codes
+
+
+REF_UPDATE_MODULES = {"memgit_refs.py", "rewrites.py"}
+
+
+def ref_update_codes() -> set[str]:
+    """The codes of ``verify --ref-updates``' checks of the refs a push changes
+    (``rewritten_code="..."``: a memgit ref namespace's code for a deletion or move)."""
+    codes: set[str] = set()
+    for name in REF_UPDATE_MODULES:
+        text = (GOVERNANCE_MODULES / name).read_text("utf-8")
+        codes |= set(re.findall(r'\b(?:rewritten_)?code="([a-z0-9-]+)"', text))
     return codes
 
 
@@ -1049,6 +1064,7 @@ def test_docs_list_exactly_the_codes_each_check_emits() -> None:
     run records; the parse table lists exactly the codes of the strict parsers."""
     documented = {hook: doc_codes(hook) for hook in CHECKS}
     assert set().union(*documented.values()) == governance_codes()
+    assert doc_codes("Ref updates") == ref_update_codes()
     for hook in CHECKS:
         module = MAINS[hook].__module__
         emitted = set(

@@ -117,6 +117,40 @@ def test_show_at_versions_dates_and_commits(story: Story) -> None:
     assert data["change"] == "updated"
 
 
+def test_show_of_a_retired_memory_says_what_replaced_it(story: Story) -> None:
+    """The file of a retired memory reads ``status: active`` (it was, in that version):
+    show says on stderr, and --json in ``status``, that it is superseded (by which
+    memory, in which commit) or retracted; stdout stays the file byte for byte."""
+    path = story.path
+    superseded = memgit_cli("-C", str(path), "show", f"{story.a}@v1")
+    assert superseded.returncode == 0, superseded.stderr.decode()
+    assert "status: active" in superseded.stdout.decode()
+    when = story.commits["superseded"]
+    assert superseded.stderr.decode() == (
+        f"memory {story.a} is superseded by {story.b} in commit {when[:12]} on "
+        "2026-11-14T12:00:00Z; the file shown is a version from when it was active\n"
+    )
+    assert cli_json(path, "show", story.a)["status"] == {
+        "state": "superseded",
+        "superseded_by": story.b,
+        "commit": when,
+        "date": "2026-11-14T12:00:00Z",
+    }
+    retracted = memgit_cli("-C", str(path), "show", story.retracted)
+    assert retracted.stderr.decode().startswith(
+        f"memory {story.retracted} is retracted in commit {story.commits['retracted'][:12]}"
+    )
+    assert cli_json(path, "show", story.retracted)["status"]["state"] == "retracted"
+    active = memgit_cli("-C", str(path), "show", story.c)
+    assert active.returncode == 0 and active.stderr == b""
+    assert cli_json(path, "show", story.c)["status"] == {
+        "state": "active",
+        "superseded_by": None,
+        "commit": None,
+        "date": None,
+    }
+
+
 def test_diff_lists_fields_then_the_body(story: Story) -> None:
     data = cli_json(story.path, "diff", story.a, "v1", "v2")
     fields = {change["field"]: change for change in data["fields"]}
@@ -305,7 +339,9 @@ def test_follow_finds_a_predecessor_whose_retired_ref_is_gone(story: Story) -> N
     assert [v["version"] for v in data["memories"][2]["versions"]] == [None, 3, 2, 1]
 
 
-def test_a_change_merged_from_another_branch_is_one_merged_version(story: Story) -> None:
+def test_a_change_merged_from_another_branch_is_the_commit_that_made_it(story: Story) -> None:
+    """Issue 24 item 10: the side branch's edit is the version, not the merge that
+    brought it (whose content the edit made), as `git log -- PATH` lists it."""
     path = story.path
     (history,) = MemoryRepo.open(path).log(story.c)
     file = history.versions[0].path
@@ -316,11 +352,14 @@ def test_a_change_merged_from_another_branch_is_one_merged_version(story: Story)
     (path / "notes.txt").write_text("unrelated\n", "utf-8")
     git(path, "add", "notes.txt")
     git(path, "commit", "-q", "-m", "an unrelated change")
+    side = git(path, "rev-parse", "side").strip()
     git(path, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     (history,) = MemoryRepo.open(path).log(story.c)
-    assert [(v.number, v.change) for v in history.versions] == [(2, "merged"), (1, "created")]
-    first_parent = git(path, "log", "--first-parent", "--format=%H", "--", file).split()
-    assert [v.commit for v in history.versions] == first_parent
+    assert [(v.number, v.change) for v in history.versions] == [(2, "edited"), (1, "created")]
+    assert history.versions[0].commit == side
+    assert [v.commit for v in history.versions] == git(
+        path, "log", "--format=%H", "--", file
+    ).split()
 
 
 @settings(

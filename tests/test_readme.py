@@ -81,16 +81,31 @@ def test_using_it_runs_as_written(tmp_path: Path) -> None:
     quotes = [source["quote"] for hit in pack["memories"] for source in hit["sources"]]
     assert "Remember that I prefer pytest." in quotes, (query, pack["trace"])
 
-    python = subprocess.run(
-        [sys.executable, "-c", blocks["python"]],
-        cwd=home,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert python.returncode == 0, python.stderr
-    # It prints the recalled titles, then the trace: in the same HOME, recall("pytest")
-    # finds the memory the shell block made.
-    titles = python.stdout.splitlines()[-1].split("] ", 1)[0]
-    assert "pytest" in titles.lower(), python.stdout
+    # The Python block, in the shell block's HOME (its repository), then on its own in
+    # a fresh folder: either way it shows memgit working.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for folder in (home, fresh):
+        python = subprocess.run(
+            [sys.executable, "-c", blocks["python"]],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert python.returncode == 0, python.stderr
+        check_python_output(python.stdout)
+
+
+def check_python_output(stdout: str) -> None:
+    """The Python block captured a statement, made it a memory and recalled it: its
+    lines are the capture, the run's CREATE, then the recalled memory as the best hit."""
+    lines = stdout.splitlines()
+    assert len(lines) == 3, stdout
+    capture, created, recalled = lines
+    assert capture.startswith("inbox/my-agent/") and capture.endswith(" False"), stdout
+    action, memory_id, path = created.split()
+    assert action == "CREATE" and path.endswith(f"/{memory_id}.md"), stdout
+    assert recalled.startswith("1.00 The staging database listens on port 5433 "), stdout
+    assert recalled.endswith("Remember that the staging database listens on port 5433."), stdout

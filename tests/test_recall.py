@@ -106,6 +106,29 @@ def test_memory_hit_carries_provenance_and_sources(repo_path: Path) -> None:
     }
 
 
+def test_the_only_correct_hit_is_shown_as_relevance_1_not_score_0(repo_path: Path) -> None:
+    """With one memory, FTS5 floors the weight of a term every memory holds, so the raw
+    BM25 of the only, correct hit is about 0: the text shows relevance (the share of
+    the best hit's score), and --json keeps the raw score beside it."""
+    write_memory(repo_path, memory("pytest00001", "I prefer pytest", "I prefer pytest."))
+    commit_all(repo_path)
+    text = ok(memgit_cli("-C", str(repo_path), "recall", "pytest"))
+    assert "  1. I prefer pytest  (fact, user, relevance 1.00)\n" in text, text
+    assert "score 0.00" not in text
+    data = json.loads(ok(memgit_cli("-C", str(repo_path), "recall", "pytest", "--json")))
+    (hit,) = data["memories"]
+    assert hit["relevance"] == 1.0 and hit["score"] < 0.01
+    assert list(hit).index("relevance") == list(hit).index("score") + 1
+    for number in range(3):
+        write_memory(repo_path, memory(f"other{number:06d}", f"Kite flying {number}"))
+    write_memory(repo_path, memory("weaker00001", "Pytest fixtures", "Pytest kite notes."))
+    commit_all(repo_path)
+    pack = MemoryRepo.open(repo_path).recall("pytest prefer")
+    best, weaker = pack.memories
+    assert pack.relevance(best) == 1.0 and 0 < pack.relevance(weaker) < 1
+    assert pack.relevance(weaker) == pytest.approx(weaker.score / best.score, abs=1e-4)
+
+
 def test_title_outranks_body_and_k_limits(repo_path: Path) -> None:
     write_memory(repo_path, memory("inbody00001", "Build notes", "The release uses Docker images."))
     write_memory(repo_path, memory("intitle0001", "Docker is the release format", "See notes."))

@@ -155,3 +155,28 @@ def test_bad_input_is_refused_and_changes_nothing(
     assert snapshot(path) == before
     with pytest.raises(MemgitError):
         MemoryRepo.open(path).replay([])
+
+
+def test_an_unchanged_run_that_superseded_a_memory_replays_the_same(repo_path: Path) -> None:
+    """A memory, a change of mind that supersedes it, another memory: the second run's
+    related memories are the parent commit's (the superseded one among them), not
+    today's index's, so its SUPERSEDE and its ``supersedes`` entry replay as made."""
+    texts = ["Remember that I prefer pytest.", "I prefer unittest now, not pytest.", TABS]
+    for seq, text in enumerate(texts):
+        with MemoryRepo.open(repo_path) as repo:
+            repo.capture(make_turn(seq, text, timestamp=f"2026-11-30T10:0{seq}:00Z"))
+            repo.process(backend="rules")
+    log = subprocess.run(
+        ["git", "-C", str(repo_path), "log", "--format=%(trailers:key=Memgit-Superseded)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Memgit-Superseded: " in log
+    before = snapshot(repo_path)
+    done = memgit_cli("-C", str(repo_path), "replay", "--last", "3", "--json")
+    assert done.returncode == 0, done.stdout.decode()
+    shown = json.loads(done.stdout)
+    assert len(shown) == 3 and all(item["same"] and item["same_prompt"] for item in shown)
+    assert [d["action"] for d in shown[1]["replayed"]] == ["SUPERSEDE"]
+    assert snapshot(repo_path) == before

@@ -262,7 +262,8 @@ CHANGES: list[tuple[str, str, str, dict[str, Any]]] = [
         "I prefer tabs.",
         "I switched to spaces instead of tabs.",
         "SUPERSEDE",
-        {"title": "I switched to spaces instead of tabs", "type": "preference", "scope": "user"},
+        # Said as an event, kept as the state it leaves.
+        {"title": "I use spaces (no longer tabs)", "type": "preference", "scope": "user"},
     ),
     (
         "Remember that the API lives at api.example.com.",
@@ -391,7 +392,7 @@ def test_a_correction_about_nothing_known_stores_nothing(repo_path: Path) -> Non
     """ "Actually ..." with no related memory, and no explicit form, is not a statement."""
     capture(repo_path, user_turn(0, "I prefer green tea."))
     open_repo(repo_path).process()
-    capture(repo_path, user_turn(1, "Actually, the build server moved to Frankfurt."))
+    capture(repo_path, user_turn(1, "Actually, the build server is in Frankfurt."))
     (run,) = open_repo(repo_path).process().runs
     assert run.decisions == ()
     record = run_records(repo_path)[run.run_id]

@@ -22,7 +22,7 @@ def blame(directory: Path, spec: str, as_json: bool) -> None:
     said it (role, and name for a tool), when, and the words. A line last
     changed by a person's commit has no quotes. REV (vN, a date or a commit,
     as in `memgit show`) blames an older version. git's own blame does the
-    line work (`git blame --first-parent`). Nothing is written.
+    line work (`git blame`, every side of a merge). Nothing is written.
     """
     from memgit.cli.log import change, who
     from memgit.repo import MemoryRepo
@@ -41,7 +41,7 @@ def blame(directory: Path, spec: str, as_json: bool) -> None:
         click.echo()
         if item.version is None:
             click.secho(
-                f"{labels[item.commit].strip()}: not on the first-parent history", bold=True
+                f"{labels[item.commit].strip()}: not a version `memgit log` lists", bold=True
             )
             continue
         version = item.version

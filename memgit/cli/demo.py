@@ -69,13 +69,17 @@ def demo(target: Path | None, as_json: bool) -> None:
     click.echo(heading("6. git log, with the trailers programs read", bold=True))
     click.echo(_git(result.path, "log", "--format=%h %s%n%(trailers:only,unfold)"))
     click.echo(heading(f'7. memgit recall "{result.recalled.query}"', bold=True))
-    for hit in result.recalled.memories:
+    pack = result.recalled
+    click.echo("  relevance: a hit's score as a share of the best of its kind (docs/recall.md)")
+    for hit in pack.memories:
         commit = hit.commit[:12] if hit.commit else "uncommitted"
         memory = hit.memory
-        click.echo(f"  {hit.score:6.2f}  {memory.id}  {memory.title}  ({memory.path} @ {commit})")
-    for turn in result.recalled.turns[:2]:
+        click.echo(
+            f"  {pack.relevance(hit):4.2f}  {memory.id}  {memory.title}  ({memory.path} @ {commit})"
+        )
+    for turn in pack.turns[:2]:
         role = turn.message.role
-        click.echo(f"  {turn.score:6.2f}  {role} message {turn.index} of {turn.capture}")
+        click.echo(f"  {pack.relevance(turn):4.2f}  {role} message {turn.index} of {turn.capture}")
     click.echo()
     click.echo(heading("Explore it yourself:", bold=True))
     click.echo(f"  cd {result.path}")

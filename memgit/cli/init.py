@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from memgit.cli.output import emit_json
+from memgit.cli.output import emit_json, plural
 
 
 @click.command()
@@ -29,10 +29,13 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
     checks as pre-commit hooks) and the .gitattributes lines that send memgit's
     files to its merge driver. Then configures this clone: every remote fetches
     and pushes refs/memgit/* (retired memories, runs), the merge driver is
-    registered, and the hooks are installed. A remote added later is configured
-    by running `memgit init` again. Running it again is safe: it adds only what
-    is missing and never changes what you set yourself (docs/sharing.md). In a
-    clone it also builds the recall index (.git/memgit/), with a progress bar.
+    registered, and the hooks are installed. A clone with no commit yet checks
+    out the remote's branch (its HEAD's, else main, else its only one); a clone
+    of an empty remote publishes main; every clone takes the refs/memgit/* it
+    lacks. A remote added later is configured by running `memgit init` again.
+    Running it again is safe: it adds only what is missing and never changes
+    what you set yourself (docs/sharing.md). In a clone it also builds the
+    recall index (.git/memgit/), with a progress bar.
     """
     from memgit.cli.progress import progress_bar
     from memgit.repo import MemoryRepo
@@ -50,6 +53,9 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
         return
     verb = "Created" if result.new_repository else "Using"
     click.echo(f"{verb} Git repository {result.path}")
+    clone = result.clone
+    if clone is not None and clone.adopted is not None:
+        click.echo(f"Checked out {clone.branch} from {clone.remote} ({clone.adopted[:12]})")
     for name in result.existing:
         click.echo(f"  {name} already exists")
     for name in result.created:
@@ -62,6 +68,20 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
         click.echo("registered the memgit merge driver")
     for hook in result.hooks_written:
         click.echo(f"pre-commit installed at {hook}")
+    if clone is not None:
+        if clone.refs_fetched:
+            took = plural(len(clone.refs_fetched), "memgit ref")
+            click.echo(f"Took {took} from {clone.remote} (retired memories, runs)")
+        if clone.publishes:
+            click.echo(
+                f"{clone.remote} has no branch {clone.branch} yet: this clone publishes "
+                f"{clone.branch} there (memgit sync, or git push)"
+            )
+        if clone.fetch_failed is not None:
+            click.echo(
+                f"Could not reach {clone.remote} ({clone.fetch_failed}); memgit sync "
+                "fetches from it later"
+            )
     if result.commit is None:
         configured = result.remotes_configured or result.merge_driver_configured
         nothing = "nothing to commit" if configured or result.hooks_written else "nothing to do"

@@ -26,8 +26,10 @@ def log(directory: Path, memory_id: str, follow: bool, as_json: bool) -> None:
     """Every version of memory ID, newest first.
 
     \b
-    Each line is one commit that changed the memory's file, on the first-parent
-    history of HEAD: its version number (v1 created it), commit, date, what
+    Each line is one commit of HEAD's history that changed the memory's file,
+    on either side of a merge (a teammate's edit a sync merged is listed as
+    the commit that made it; a merge only when it joined both sides' edits):
+    its version number (v1 created it), commit, date, what
     happened (created, updated, superseded by X, retracted, edited or removed
     by a person, merged) and who did it (the run, its backend and model, or
     the commit's author). A memory that left the tree is found through

@@ -103,6 +103,13 @@ def process(
         )
         for decision in run.decisions:
             click.echo(f"  {decision.action:<9} {decision.memory_id}  {decision.path}")
+        made = {d.candidate_id: d for d in run.decisions}
+        for item in run.held:
+            holder = made.get(item.same_as) if item.same_as else None
+            memory_id, path = (
+                (holder.memory_id, holder.path) if holder else (item.memory_id, item.path)
+            )
+            click.echo(f"  {'HELD':<9} {memory_id}  {path}  already holds {', '.join(item.units)}")
     if result.cleanup_commit:
         click.echo(
             f"Removed {plural(len(result.expired), 'processed capture')} past retention "

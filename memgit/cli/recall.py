@@ -105,22 +105,22 @@ def render_pack(pack: EvidencePack) -> None:
     if not pack.memories:
         click.echo("  (none)")
     for number, hit in enumerate(pack.memories, 1):
-        _memory(number, hit, show_turns=pack.filters.get("evidence", False))
+        _memory(number, hit, pack.relevance(hit), show_turns=pack.filters.get("evidence", False))
     click.echo()
     click.secho("Captured turns (raw evidence; a memory's own turns are shown under it)", bold=True)
     if not pack.turns:
         click.echo("  (none)")
     for number, turn in enumerate(pack.turns, 1):
-        _turn(number, turn)
+        _turn(number, turn, pack.relevance(turn))
     _trace(pack)
 
 
-def _memory(number: int, hit: MemoryHit, *, show_turns: bool) -> None:
+def _memory(number: int, hit: MemoryHit, relevance: float, *, show_turns: bool) -> None:
     memory = hit.memory
     status = "" if hit.status == "active" else f" [{hit.status}]"
     click.echo(
         f"{number:>3}. {click.style(memory.title, bold=True)}{status}  "
-        f"({memory.type}, {memory.scope}, score {hit.score:.2f})"
+        f"({memory.type}, {memory.scope}, relevance {relevance:.2f})"
     )
     if hit.snippet:
         click.echo(f"     {hit.snippet}")
@@ -156,12 +156,12 @@ def render_source(evidence: SourceEvidence, *, show_turns: bool, indent: int) ->
         click.echo(f"{pad}  ({evidence.error})")
 
 
-def _turn(number: int, hit: TurnHit) -> None:
+def _turn(number: int, hit: TurnHit, relevance: float) -> None:
     turn, message = hit.turn, hit.message
     who = message.role + (f" {message.name}" if message.name else "")
     click.echo(
         f"{number:>3}. {turn.source}/{turn.session}#{turn.seq} {who}, {turn.timestamp}"
-        f"{', thread ' + turn.thread if turn.thread else ''} (score {hit.score:.2f})"
+        f"{', thread ' + turn.thread if turn.thread else ''} (relevance {relevance:.2f})"
     )
     if hit.snippet:
         click.echo(f"     {hit.snippet}")

@@ -35,7 +35,9 @@ def remember(
     makes it a memory quoting the captured text whole. The run is checked and
     committed like every run, so `memgit log`, `blame` and `verify` treat it as
     any other; a review policy that covers it puts it on a proposal branch.
-    Two commits: the capture, then the run.
+    Two commits: the capture, then the run. A text an active memory of the
+    same scope already holds (the same words, case and punctuation aside) makes
+    no second memory: nothing is written, and the memory that holds it is named.
     """
     from memgit.repo import MemoryRepo
 
@@ -44,6 +46,9 @@ def remember(
     made = MemoryRepo.open(directory).remember(text, title=title, scope=scope, kind=kind)
     if as_json:
         emit_json(made.to_dict())
+        return
+    if made.already_held:
+        click.echo(f"already remembered: {made.memory_id}  {made.path}  holds the same text")
         return
     where = f" on {made.proposal}" if made.proposal else ""
     click.echo(f"remembered {made.memory_id}  {made.path}  (run {made.run_id}{where})")

@@ -24,7 +24,8 @@ def show(directory: Path, spec: str, as_json: bool) -> None:
                   a zone is UTC)
       COMMIT      anything git rev-parse takes: the file as that commit holds it
     vN always means a version number: write tags/v2 for a tag named v2.
-    A retired (superseded or retracted) memory shows its last version.
+    A retired (superseded or retracted) memory shows its last version, and a
+    line on stderr says it is retired: by which memory, in which commit.
     The file is printed byte for byte, so `memgit show ID@v1 > old.md` keeps it.
     Nothing is written.
     """
@@ -32,6 +33,9 @@ def show(directory: Path, spec: str, as_json: bool) -> None:
 
     snap = MemoryRepo.open(directory).show(spec)
     if not as_json:
+        if not snap.status.active:
+            # On stderr: stdout stays the file byte for byte, though it reads "active".
+            click.echo(snap.status.describe(snap.memory_id), err=True)
         click.echo(snap.text, nl=False)
         return
     emit_json(snap.to_dict())

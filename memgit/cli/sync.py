@@ -29,11 +29,24 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     driver, registered by `memgit init`), the result runs every governance
     check before the branch moves, and the branch and the refs the remote
     lacks are pushed together. If the remote moved meanwhile, it starts again.
-    A conflict (exit 4), a refused check (exit 3) or an unreachable remote
-    (exit 5) leaves the branch as it was. Two memories created apart that say
-    nearly the same are both kept and listed as possible duplicates; memories
-    that replace the same one in two ways are an open contradiction, reported
-    until `memgit review approve ID --keep MEMORY` keeps one.
+    Two memories created apart that say nearly the same are both kept and
+    listed as possible duplicates (those of every round); memories that replace
+    the same one in two ways are an open contradiction, reported until
+    `memgit review approve ID --keep MEMORY` keeps one.
+
+    \b
+    Exit statuses (each failure leaves the branch and memgit's refs as they were):
+      0  joined and pushed, or nothing to do
+      1  a check refused what came (incoming-refused) or what would go
+         (push-refused), or the remote's hook refused the push
+         (remote-refused; its remote: lines are shown)
+      2  no such remote, or the clone has none (no-remote)
+      3  memgit.yaml is invalid, or the joined tree fails a check
+      4  files changed on both sides that do not merge (sync-conflict), the
+         remote kept moving (remote-moved), it holds purged history
+         (purged-history), local edits or a lock in the way
+      5  git could not reach the remote, or the push failed otherwise
+         (remote-failed)
     """
     from memgit.cli.progress import progress_bar
     from memgit.repo import MemoryRepo

@@ -24,8 +24,10 @@ from memgit.cli.output import emit_json, plural
     type=click.File("rb"),
     help="Check a push: 'old-id new-id refname' lines ('-' for stdin), as git hands them "
     "to a pre-receive hook. The commits the push adds are checked, and so are the ref "
-    "changes themselves (a retired memory's ref deleted or moved, a branch rewound to "
-    "revive a retired memory). Used by hooks/pre-receive.",
+    "changes themselves (a memgit ref deleted, moved or set at a commit that does not "
+    "hold what it claims; a memory branch forced back where memgit.yaml's "
+    "sharing.allow_rewrite is off; a branch rewound to revive a retired memory). Used by "
+    "hooks/pre-receive.",
 )
 @click.option(
     "--format",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 
 from memgit.derived.search import MEMORY_COLUMNS, MEMORY_WEIGHTS, MemoryRow, memory_row
-from memgit.derived.tokens import STOP_WORDS, iter_query_words, quote_term
+from memgit.derived.tokens import STOP_WORDS, index_text, iter_query_words, quote_term
 
 POOL = 1000
 MAX_WORDS = 64  # distinct words of the text considered, in order
@@ -58,3 +58,17 @@ def _count(conn: sqlite3.Connection, word: str, pool: int) -> int:
     """How many memories hold ``word``; ``pool + 1`` stands for "more than pool"."""
     sql = "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
     return int(conn.execute(sql, (quote_term(word), pool + 1)).fetchone()[0])
+
+
+def memories_holding(
+    conn: sqlite3.Connection, text: str, *, column: str, limit: int
+) -> list[MemoryRow]:
+    """Up to ``limit`` active memories whose ``column`` holds ``text`` as one phrase (its
+    words in order, as the index tokenises them), by path: the few that may be the very
+    same memory, for the caller to compare in full."""
+    phrase = quote_term(index_text(text))
+    sql = (
+        f"SELECT {MEMORY_COLUMNS}, 0.0 FROM memory_fts f JOIN memory m ON m.rowid = f.rowid "
+        "WHERE memory_fts MATCH ? ORDER BY m.path LIMIT ?"
+    )
+    return [memory_row(row) for row in conn.execute(sql, (f"{{{column}}} : {phrase}", limit))]

@@ -2,72 +2,305 @@
 
 "I prefer unittest now, not pytest" after "I prefer pytest" must replace that memory,
 not sit beside it. A statement is a *change* when it carries a change-of-mind marker
-("now", "instead", "no longer", "switched to", "rather than", "not X but Y", 不再,
-改用, 现在, 换成, ...) and a *correction* when it carries only a correction marker
-("actually", "I meant", 其实, 实际上, ...). Its target is the related memory memgit
-showed the Gate that shares the most of its topic words, once the words that say how
-something is held ("prefer", "always", "now", 喜欢, 不再) and the parts every address has
-(``com``, ``www``) are set aside: a target must share two such words, or one that is at
-least half of what the memory is about and half of what the statement is about.
-Retiring the wrong memory loses a true one, so a weaker match has no target, and "from
-now on" / 以后 alone is no change: it opens a new rule ("From now on, tag release 8 ...")
-as often as it replaces one.
+or form ("now", "instead", "no longer", "switched from X to Y", "dropped X", 不再,
+改用, "ya no", "nicht mehr", ...) and a *correction* when it carries only a correction
+marker ("actually", "I meant", 其实, "en realidad", "eigentlich", ...). The markers and
+forms are data, per language (``changes.yaml`` beside this module, loaded once).
+
+Its target is a related memory memgit showed the Gate with the same subject slot
+(:mod:`memgit.gate.subjects`: no environment, part, owner or number tells them apart)
+that the statement speaks of: one that holds the old value the change names ("from npm
+to pnpm" targets the memory that says npm), else one that names a thing of the same
+family (pnpm and bun are both package managers) and nothing else the statement does
+not, else one sharing enough topic words (two, or one that is at least half of what
+each is about), once the words that say *how* something is held ("prefer", "always",
+"switched", 喜欢) and the parts every address has (``com``, ``www``) are set aside.
+Two memories that fit equally well are no target: retiring the wrong memory loses a
+true one. "from now on" / 以后 alone is no change: it opens a new rule ("From now on,
+tag release 8 ...") as often as it replaces one. A sentence that is a hypothetical, a
+plan or someone else's words ("if we switched to Postgres ...") changes nothing.
+
+A change form that names its new value ("we switched to pnpm", "cambiamos a bun") is a
+memory of its own when no earlier memory holds the old one (one that names only the old
+value, "we dropped Redis", is not), worded as the state it
+leaves ("We use pnpm (no longer npm)"), unless it is a request or a state of the moment
+("please switch to ...", "for now").
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Set
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
 from memgit.evidence import topic_terms
+from memgit.gate.subjects import (
+    bounded,
+    compile_words,
+    invalid_rules,
+    load_subjects,
+    same_subject,
+    slot_of,
+    word_list,
+)
+from memgit.yamlio import parse_yaml
 
-__all__ = ["change_kind", "find_target", "strip_lead_in"]
+__all__ = ["Change", "change_kind", "find_target", "read_change", "strip_lead_in"]
 
-_CHANGE = re.compile(
-    r"(?<!from )\bnow\b|\b(?:instead|no longer|not any ?more|any ?more|"
-    r"switch(?:ed|ing)? (?:to|over)|mov(?:ed|ing) to|chang(?:ed|ing) to|rather than|"
-    r"these days)\b|\bnot\b[^.;]{0,200}?\bbut\b|[,;]\s*not\b"
-    r"|不再|改用|改成|改为|换成|换用|现在|而不是|已经不|不用了",
-    re.IGNORECASE,
-)
-_CORRECTION = re.compile(
-    r"\b(?:actually|in fact|correction|I meant|to be precise|sorry|oops|my mistake)\b"
-    r"|其实|实际上|更正|纠正|我是说|说错了|不对",
-    re.IGNORECASE,
-)
-# A correction often opens with its marker: "Actually, I prefer ...", "其实，...".
-_LEAD_IN = re.compile(
-    r"^(?:(?:actually|in fact|correction|sorry|oops|wait|update|ok(?:ay)?|well)\b[,:!]?\s*"
-    r"|no[,!]\s*)+"
-    r"|^(?:其实|实际上|更正|纠正|不对|现在)[，,：:]?\s*",
-    re.IGNORECASE,
-)
-# How a statement is held, not what it is about: never enough to pick a target.
-_HOW = re.compile(
-    r"\b(?:prefer(?:s|red|ence|ences)?|likes?|liked|love[sd]?|hate[sd]?|dislike[sd]?|"
-    r"use[sd]?|using|always|never|remember|note|keep|mind|now|actually|instead|longer|"
-    r"rather|switch(?:ed|es|ing)?|chang(?:e|ed|es|ing)|mov(?:e|ed|es|ing)|any ?more|"
-    r"please|wants?|wanted|going|forward|future|fact|correction|meant|sorry|must|also|"
-    r"really|from|these|days)\b"
-    r"|我(?!们)|你|请|记住|记得|以后|喜欢|偏好|习惯|讨厌|更|很|最|不再|改用|改成|改为|换成|"
-    r"换用|其实|实际上|现在|不要|别|总是|一定要|使用|用|了|而不是|不是|的|是|改|换",
-    re.IGNORECASE,
-)
+SOURCE = "memgit/gate/changes.yaml"
+_LISTS = ("how", "lead_in", "opens_rule", "change", "correction", "not_a_change", "not_alone")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Parts of an address every address has: "api.example.com" and "docs.example.com" are
 # not one topic.
 _NOISE = frozenset({"com", "org", "net", "io", "www", "http", "https", "html"})
 _MIN_SHARED = 2
-# What a statement is about, when it opens with a name and a number ("Server 14 ...",
-# "Release 8 ..."): two statements whose openings name different numbers speak of two
-# things, however many other words they share ("Server 14 now runs Debian 5" leaves
-# "Server 7 runs Debian 3" alone). "Python 3.12 is required now" leaves "Python 3.11 is
-# required" alone too: a memory kept beside another is worse than none, but retiring a
-# true one loses it.
-_NUMBERED_SUBJECT = re.compile(
-    r"^\W*(?:(?:please\s+)?(?:remember|note)(?:\s+that)?[:,]?\s+)?(?:the\s+)?"
-    r"([^\W\d_][\w-]*)\s*#?\s*(\d[\w.]*)",
+_TRAILING = " \t.,;:!?。，；：！？"
+# A host, not a file: "bun.lock" and "pnpm-lock.yaml" name nothing a change moves to.
+_HOST = re.compile(
+    r"\w(?:[\w-]*\.)+(?!(?:lock|ya?ml|json|toml|md|txt|py|js|ts|sh|cfg|ini|log)\b)[a-z]{2,}\b",
     re.IGNORECASE,
 )
+_VERSION = re.compile(r"\d+\.\d+")
+_DIGIT = re.compile(r"\d")
+_CAPITAL = re.compile(r"(?<![\w'])[A-Z]")
+_ARTICLE = re.compile(
+    r"(?:the|an?|el|la|los|las|una?|der|die|das|den|dem|des|eine[mnrs]?|ein)\s", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Form:
+    pattern: re.Pattern[str]
+    wording: Mapping[str, str]
+    was: str
+    needs_thing: bool
+    removal: bool  # says only what no longer holds ("dropped X")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Rules:
+    how: re.Pattern[str]
+    lead_in: re.Pattern[str]
+    opens_rule: re.Pattern[str]
+    change: re.Pattern[str]
+    correction: re.Pattern[str]
+    not_a_change: re.Pattern[str]
+    not_alone: re.Pattern[str]
+    not_values: re.Pattern[str]
+    forms: tuple[_Form, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """What a statement says changed: ``action`` SUPERSEDE (a change of mind) or UPDATE
+    (a correction); the ``old`` and ``new`` values it names; ``wording`` the new state
+    in words, when a form says it; ``alone`` whether it may be a memory of its own."""
+
+    action: str
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+    wording: str | None
+    alone: bool
+
+
+def _compile(entries: list[str], field: str, *, lead: bool = False) -> re.Pattern[str]:
+    if not lead:
+        return compile_words(entries, SOURCE, field)
+    if not entries:
+        return re.compile(r"(?!x)x")
+    body = "|".join(bounded(entry) for entry in entries)
+    try:
+        return re.compile(rf"^(?:(?:{body})[,:!，：！。]?\s*)+", re.IGNORECASE)
+    except re.error as err:
+        raise invalid_rules(f"not a regular expression: {err}", SOURCE, field) from err
+
+
+def _form(raw: Any, language: Mapping[str, Any], field: str) -> _Form:
+    if not isinstance(raw, dict) or not isinstance(raw.get("pattern"), str):
+        raise invalid_rules("a form needs a pattern", SOURCE, field)
+    value, end = language.get("value"), language.get("end")
+    if not isinstance(value, str) or not isinstance(end, str):
+        raise invalid_rules("a language with forms needs value and end", SOURCE, field)
+    text = (
+        raw["pattern"]
+        .replace("<new>", f"(?P<new>{value})")
+        .replace("<old>", f"(?P<old>{value})")
+        .replace("<end>", f"(?={end})")
+    )
+    wording = raw.get("wording", {})
+    if not isinstance(wording, dict) or not all(isinstance(v, str) for v in wording.values()):
+        raise invalid_rules("wording must map who to text", SOURCE, f"{field}.wording")
+    try:
+        pattern = re.compile(text, re.IGNORECASE)
+    except re.error as err:
+        raise invalid_rules(f"not a regular expression: {err}", SOURCE, field) from err
+    if raw.get("needs", "thing") != "thing":
+        raise invalid_rules("needs may only be: thing", SOURCE, f"{field}.needs")
+    return _Form(
+        pattern=pattern,
+        wording={str(k).lower(): v for k, v in wording.items()},
+        was=str(language.get("was", "")),
+        needs_thing="needs" in raw,
+        removal=raw.get("removal") is True,
+    )
+
+
+def parse_changes(text: str) -> _Rules:
+    """The compiled markers and forms of a ``changes.yaml`` text (all languages at once:
+    a statement may mix them)."""
+    data = parse_yaml(text, source=SOURCE)
+    if not isinstance(data, dict) or data.get("format") != 1:
+        raise invalid_rules("the file must be a mapping with format: 1", SOURCE, "format")
+    languages = data.get("languages")
+    if not isinstance(languages, dict) or not languages:
+        raise invalid_rules("languages must be a non-empty mapping", SOURCE, "languages")
+    lists: dict[str, list[str]] = {name: [] for name in _LISTS}
+    forms = []
+    for code, language in languages.items():
+        if not isinstance(language, dict):
+            raise invalid_rules("a language must be a mapping", SOURCE, f"languages.{code}")
+        for name in _LISTS:
+            lists[name] += word_list(language.get(name, []), SOURCE, f"languages.{code}.{name}")
+        for n, raw in enumerate(language.get("forms") or []):
+            forms.append(_form(raw, language, f"languages.{code}.forms[{n}]"))
+    not_values = word_list(data.get("not_values", []), SOURCE, "not_values")
+    return _Rules(
+        **{name: _compile(lists[name], name, lead=name == "lead_in") for name in _LISTS},
+        not_values=re.compile(
+            "(?:" + "|".join(not_values) + ")" if not_values else r"(?!x)x", re.IGNORECASE
+        ),
+        forms=tuple(forms),
+    )
+
+
+@functools.cache
+def _rules() -> _Rules:
+    return parse_changes(resources.files(__package__).joinpath("changes.yaml").read_text("utf-8"))
+
+
+def strip_lead_in(text: str) -> str:
+    """``text`` without an opening "Actually," or "其实，" or "Changed my mind:"."""
+    lead = _rules().lead_in.match(text)
+    return text[lead.end() :] if lead and lead.end() < len(text) else text
+
+
+def _value(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    value = raw.strip().rstrip(_TRAILING).strip()
+    if not value or _rules().not_values.fullmatch(value):
+        return None
+    return value
+
+
+def _thing(value: str) -> bool:
+    """Whether ``value`` names a thing of a family in ``subjects.yaml`` (pnpm, Postgres 16)."""
+    return any(pattern.search(value) for _name, pattern in load_subjects().things)
+
+
+def _durable(value: str) -> bool:
+    """Whether ``value`` names something a memory can hold: a known thing, a host, a
+    version, a proper name (a capital counts only without an article before it:
+    German writes every noun so, "die neue Version")."""
+    if _thing(value) or _HOST.search(value) or _DIGIT.search(value):
+        return True
+    return bool(_CAPITAL.search(_ARTICLE.sub("", value, count=1)) and not _ARTICLE.match(value))
+
+
+def _countable(value: str, text: str) -> bool:
+    """Whether ``value`` is a thing, a version, or a number beside a thing ("bumped Node
+    to 20"): "moved the standup to 10am" is none."""
+    return bool(_thing(value) or _VERSION.search(value) or (_DIGIT.search(value) and _thing(text)))
+
+
+def _names_more(text: str, old: list[str]) -> bool:
+    """Whether ``text`` names a thing, a version or a host besides the ``old`` values."""
+    for value in old:
+        text = text.replace(value, " ")
+    return bool(_thing(text) or _VERSION.search(text) or _HOST.search(text))
+
+
+def _same_family(text: str, old: list[str], new: list[str]) -> list[str]:
+    """The names of the old values' families that ``text`` gives besides them: in "Not
+    using black anymore, ruff format does the job", ruff format is the new value."""
+    found: list[str] = []
+    for _name, pattern in load_subjects().things:
+        if not any(pattern.search(value) for value in old):
+            continue
+        for hit in pattern.finditer(text):
+            value = hit.group()
+            if not any(value.lower() in known.lower() for known in (*old, *new, *found)):
+                found.append(value)
+    return found
+
+
+def _wording(worded: list[tuple[bool, str, str]], old: list[str], new: list[str]) -> str | None:
+    """The new state in words: a form's wording of the new value (with the old one it
+    replaced), or of the old value alone ("We no longer use Redis") when no new value is
+    named; None when the statement says its new state better as it is."""
+    for says_new, text, was in worded:
+        if says_new:
+            gone = [value for value in old if value not in new]
+            return _sentence_case(text + (was.format(old=gone[0]) if gone else ""))
+    if worded and not new:
+        return _sentence_case(worded[0][1])
+    return None
+
+
+def _sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def read_change(text: str) -> Change | None:
+    """The change or correction ``text`` says, or None when it says neither."""
+    rules = _rules()
+    if rules.not_a_change.search(text):
+        return None
+    scan = rules.opens_rule.sub(" ", text)
+    old: list[str] = []
+    new: list[str] = []
+    contrast: list[str] = []  # old values of forms that also say the new state ("Y, not X")
+    worded: list[tuple[bool, str, str]] = []  # (names the new value, new state, old suffix)
+    for form in rules.forms:
+        for hit in form.pattern.finditer(scan):
+            groups = {k: v for k, v in hit.groupdict().items() if v is not None}
+            was, now = _value(groups.get("old")), _value(groups.get("new"))
+            if form.needs_thing and not any(_countable(v, scan) for v in (was, now) if v):
+                continue
+            old += [was] if was else []
+            new += [now] if now else []
+            contrast += [was] if was and not form.removal else []
+            who = groups.get("who", "*").lower()
+            # "We use {new}" fits a tool, not a city: "I moved to Berlin" stays as said.
+            named = now if now is not None else was
+            if named and _thing(named) and who in form.wording:
+                state = form.wording[who].format_map({**groups, "new": now, "old": was})
+                worded.append((now is not None, state, form.was if now else ""))
+    new += _same_family(scan, old, new)
+    words = _wording(worded, old, new)
+    if old or new or rules.change.search(scan):
+        action = "SUPERSEDE"
+    elif rules.correction.search(scan):
+        action = "UPDATE"
+    else:
+        return None
+    # "Heroku is out" alone says only what no longer holds: a memory of it would keep the
+    # old value current-looking. "Y, not X" says Y, and a removal beside another name
+    # says the rest ("we dropped 3.9; the matrix covers Python 3.10 to 3.12").
+    said = any(_durable(value) for value in (*new, *contrast)) or (
+        any(_durable(value) for value in old) and _names_more(scan, old)
+    )
+    alone = said and not rules.not_alone.search(text)
+    return Change(
+        action=action,
+        old=tuple(dict.fromkeys(old)),
+        new=tuple(dict.fromkeys(new)),
+        wording=words,
+        alone=alone,
+    )
 
 
 def change_kind(text: str) -> str | None:
@@ -75,50 +308,62 @@ def change_kind(text: str) -> str | None:
 
     A change of mind retires the old memory (it held until now, and its history shows
     that); a correction says the old memory was wrong, so the same memory is fixed."""
-    if _CHANGE.search(text):
-        return "SUPERSEDE"
-    if _CORRECTION.search(text):
-        return "UPDATE"
-    return None
-
-
-def strip_lead_in(text: str) -> str:
-    """``text`` without an opening "Actually," or "其实，"."""
-    lead = _LEAD_IN.match(text)
-    return text[lead.end() :] if lead else text
-
-
-def _numbered_subject(text: str) -> tuple[str, str] | None:
-    """The name and number a statement opens with, if it opens with them."""
-    found = _NUMBERED_SUBJECT.match(text)
-    return (found[1].lower(), found[2].lower().rstrip(".")) if found else None
+    change = read_change(text)
+    return change.action if change else None
 
 
 def _about(text: str) -> frozenset[str]:
-    return topic_terms(_HOW.sub(" ", text)) - _NOISE
+    return topic_terms(_rules().how.sub(" ", text)) - _NOISE
+
+
+def _family_words(text: str) -> frozenset[str]:
+    """The topic words of the thing names ``text`` holds ("pnpm", "postgres")."""
+    found = []
+    for _name, pattern in load_subjects().things:
+        found += [hit.group() for hit in pattern.finditer(text)]
+    return topic_terms(" ".join(found))
+
+
+def _level(text: str, content: str, change: Change | None) -> tuple[int, int, float] | None:
+    """How surely ``text`` speaks of the memory ``content``: (level, shared, share), or
+    None when it does not, or not surely enough."""
+    if not topic_terms(text) & topic_terms(content):
+        return None  # the Gate contract refuses a replacement that quotes nothing of it
+    words, about = _about(text), _about(content)
+    shared = len(words & about)
+    share = min(shared / len(about), shared / len(words)) if shared else 0.0
+    if change is not None and change.old:
+        named = _about(" ".join(change.old))
+        if named:
+            # Every word of it: "main.py" is not "main".
+            return (3, shared, share) if named <= about else None
+    mine, theirs = slot_of(text).things, slot_of(content).things
+    if mine & theirs:
+        family = _family_words(text) | _family_words(content)
+        if not (words - family - about) or not (about - family - words):
+            return (2, shared, share)
+    if shared == 0 or (shared < _MIN_SHARED and share < 0.5):
+        return None
+    return (1, shared, share)
 
 
 def find_target(text: str, known: Mapping[str, str], *, taken: Set[str]) -> str | None:
     """The id of the memory in ``known`` (id -> its title and body) that ``text`` speaks
     of, or None when none is clear enough; ``taken`` ids are passed over (another
     candidate of the answer already changes them)."""
-    words = _about(text)
-    subject = _numbered_subject(strip_lead_in(text))
-    best: tuple[int, float] | None = None
-    found = None
+    change = read_change(text)
+    plain = strip_lead_in(text)
+    slot = slot_of(plain)
+    scored = []
     for memory_id, content in known.items():
-        if memory_id in taken:
+        if memory_id in taken or not same_subject(slot, slot_of(content)):
             continue
-        other = _numbered_subject(content)
-        if subject and other and subject[0] == other[0] and subject[1] != other[1]:
-            continue
-        about = _about(content)
-        shared = len(words & about)
-        if shared == 0:
-            continue
-        share = min(shared / len(about), shared / len(words))
-        if shared < _MIN_SHARED and share < 0.5:
-            continue
-        if best is None or (shared, share) > best:
-            best, found = (shared, share), memory_id
-    return found
+        level = _level(plain, content, change)
+        if level is not None:
+            scored.append((level, memory_id))
+    if not scored:
+        return None
+    scored.sort(key=lambda pair: pair[0], reverse=True)
+    if len(scored) > 1 and scored[1][0][:2] == scored[0][0][:2]:
+        return None  # two memories fit as well: retiring the wrong one loses a true one
+    return scored[0][1]

@@ -1,50 +1,83 @@
 """Which of memgit.yaml's scopes a statement belongs to, judged by its words.
 
 Two kinds of memory need telling apart without a model: what the *user* is like
-("I prefer pytest", "call me Sam", 我喜欢...) and what the *project* is like ("CI must
-run on Python 3.11", "The API lives at api.example.com"). A statement in the first
-person singular is the user's; otherwise one that names a part of a software project
-(CI, the repository, a branch, an API, a host, a port, a path or domain, a
-library or version, build, deploy, release, merge, push, 项目, 部署, ...) is the
-project's; anything else goes to the default scope, the first one memgit.yaml
-lists. A scope memgit.yaml does not declare is never chosen: the default stands
-in for it.
+("I prefer pytest", "call me Sam", 我喜欢..., "prefiero ...") and what the *project* is
+like ("CI must run on Python 3.11", "The API lives at api.example.com", "we moved to
+pnpm"). A statement in the first person singular is the user's; otherwise one in the
+first person plural ("we", 我们, "usamos", "wir"), or one that names a part of a
+software project (CI, the repository, a branch, an API, a host, a port, a path or
+domain, a library or version, build, deploy, release, merge, push, 项目, 部署, ...) or a
+thing of a project family of :mod:`memgit.gate.subjects` (pnpm, Postgres, Jenkins, but
+not an editor or a shell) is the project's;
+anything else goes to the default scope, the first one memgit.yaml lists. A scope
+memgit.yaml does not declare is never chosen: the default stands in for it. The words
+are data (``scopes.yaml`` beside this module, loaded once).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from memgit.gate.subjects import compile_words, invalid_rules, load_subjects, word_list
+from memgit.yamlio import parse_yaml
 
 __all__ = ["choose_scope"]
 
 USER = "user"
 PROJECT = "project"
+SOURCE = "memgit/gate/scopes.yaml"
 
-_FIRST_PERSON = re.compile(r"\bI\b(?!\.)|(?<![\w.])i(?= )|(?i:\b(?:me|my|mine|myself)\b)|我(?!们)")
-_PROJECT = re.compile(
-    r"\b(?:ci|cd|pipelines?|workflows?|repo|repos|repository|repositories|branch(?:es)?|"
-    r"commits?|pull requests?|prs?|builds?|deploy(?:s|ed|ing|ments?)?|releases?|"
-    r"apis?|endpoints?|servers?|hosts?|hostnames?|domains?|urls?|ports?|databases?|dbs?|"
-    r"staging|production|prod|docker|kubernetes|k8s|containers?|codebase|"
-    r"project|services?|clusters?|test suite|linters?|lint|dependenc(?:y|ies)|packages?|"
-    r"modules?|migrations?|schemas?|config(?:uration)?|environments?|env|librar(?:y|ies)|"
-    r"versions?|makefiles?|rebas(?:e|es|ed|ing)|merg(?:e|es|ed|ing)|push(?:es|ed|ing)?)\b"
-    # A domain or a file name, found by its ending alone, so that no run of letters,
-    # dots or hyphens is scanned again from each of its characters.
-    r"|(?<=[A-Za-z0-9_-])\.(?:com|org|net|io|dev|app|internal|local)\b"
+# A domain or a file name, found by its ending alone, so that no run of letters, dots
+# or hyphens is scanned again from each of its characters; and a path.
+_SHAPES = re.compile(
+    r"(?<=[A-Za-z0-9_-])\.(?:com|org|net|io|dev|app|internal|local)\b"
     r"|(?<=\w)\.(?:py|js|ts|toml|ya?ml|json|md|sh|cfg|ini)\b"
-    r"|(?:^|\s)\.{0,2}/?[\w.-]+/[\w./-]+"
-    r"|项目|仓库|代码|部署|构建|发布|服务器|接口|数据库|分支|测试环境|生产环境|持续集成|域名|端口|配置",
+    r"|(?:^|\s)\.{0,2}/?[\w.-]+/[\w./-]+",
     re.IGNORECASE,
 )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Words:
+    user: re.Pattern[str]
+    team: re.Pattern[str]
+    project: re.Pattern[str]
+
+
+def parse_scopes(text: str) -> _Words:
+    """The compiled word lists of a ``scopes.yaml`` text."""
+    data = parse_yaml(text, source=SOURCE)
+    if not isinstance(data, dict) or data.get("format") != 1:
+        raise invalid_rules("the file must be a mapping with format: 1", SOURCE, "format")
+    return _Words(
+        **{
+            name: compile_words(word_list(data.get(name), SOURCE, name), SOURCE, name)
+            for name in ("user", "team", "project")
+        }
+    )
+
+
+@functools.cache
+def _words() -> _Words:
+    return parse_scopes(resources.files(__package__).joinpath("scopes.yaml").read_text("utf-8"))
+
+
+def _is_project(text: str) -> bool:
+    words = _words()
+    if words.team.search(text) or words.project.search(text) or _SHAPES.search(text):
+        return True
+    return any(pattern.search(text) for pattern in load_subjects().project_things)
+
+
 def choose_scope(text: str, scopes: Sequence[str]) -> str:
     """The scope for a statement ``text`` among ``scopes`` (memgit.yaml's, default first)."""
-    if _FIRST_PERSON.search(text):
+    if _words().user.search(text):
         wanted = USER
-    elif _PROJECT.search(text):
+    elif _is_project(text):
         wanted = PROJECT
     else:
         return scopes[0]

@@ -15,12 +15,21 @@ from typing import Any
 
 import pygit2
 
-from memgit.constants import MEMORIES_DIR, REFS_RETIRED
+from memgit.constants import MEMORIES_DIR
 from memgit.errors import InvalidInputError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import iter_all_problems
 from memgit.governance.contradictions import Contradiction, find_contradictions
 from memgit.governance.counts import RangeCounts, count_range
+from memgit.governance.memgit_refs import MEMGIT_REFS, Targets, rewritten
 from memgit.governance.retirements import Retirements, history_retirements, retired_in
+from memgit.governance.rewrites import (
+    BRANCHES,
+    allows_rewrite,
+    dropped,
+    is_rewrite,
+    memory_branch_tip,
+    rewrite_problem,
+)
 from memgit.governance.view import CommitView, view_of_commit
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import iter_blobs
@@ -179,6 +188,8 @@ def verify(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> VerifyResul
 
 
 ZERO = "0" * 40
+# The name the ref-update problems report as their hook (in --json): no commit has them.
+REFS_CHECK = "memgit-refs"
 MAX_REF_UPDATES_BYTES = 16 * 1024 * 1024
 # 16 MiB of `git rev-list` output: 400,000 commit ids.
 MAX_COMMIT_LIST_BYTES = 16 * 1024 * 1024
@@ -234,23 +245,56 @@ def pushed_commits(repo: pygit2.Repository, updates: Iterable[RefUpdate]) -> lis
 def iter_ref_update_findings(
     repo: pygit2.Repository, updates: Iterable[RefUpdate]
 ) -> Iterator[Finding]:
-    """What a push does to refs that no commit check can see: a retirement ref deleted or
-    moved, or a branch rewound to before it retired a memory that is active again."""
+    """What a push does to refs that no commit check can see: a memory branch forced or
+    deleted where the remote does not allow rewriting it, or rewound to before it
+    retired a memory that is active again; a memgit ref deleted or moved (outside an
+    allowed rewrite), or set at a commit that does not hold what it claims."""
+    updates = list(updates)
+    rewriting = False
     for update in updates:
-        if update.name.startswith(REFS_RETIRED):
-            if update.old != ZERO and update.new != update.old:
-                yield Finding(
-                    commit=update.old,
-                    hook="memgit-supersession",
-                    problem=Problem(
-                        code="retired-ref-rewritten",
-                        message="a retired memory's ref is deleted or moved",
-                        path=update.name,
-                        hint="refs/memgit/retired/* only grow: a retired id stays retired",
-                    ),
-                )
+        tip = memory_branch_tip(repo, update.name, update.old) if update.old != ZERO else None
+        new = update.new if update.new != ZERO else None
+        if tip is None or not is_rewrite(repo, update.name, tip, new):
+            continue
+        if allows_rewrite(repo, tip):
+            rewriting = True
+        else:
+            lost = dropped(repo, tip, new)
+            yield Finding(
+                commit=update.old,
+                hook=REFS_CHECK,
+                problem=rewrite_problem(update.name, tip, new, lost),
+            )
+    targets = Targets(repo, _branches_after(repo, updates))
+    for update in updates:
+        if update.new == update.old:
+            continue
+        if update.name.startswith(MEMGIT_REFS):
+            problem = None
+            if update.old != ZERO and not rewriting:
+                problem = rewritten(update.name)
+            elif update.new != ZERO:
+                problem = targets.problem(update.name, update.new)
+            if problem is not None:
+                commit = update.old if update.old != ZERO else update.new
+                yield Finding(commit=commit, hook=REFS_CHECK, problem=problem)
         elif update.old != ZERO and update.new != ZERO:
             yield from _revived(repo, update)
+
+
+def _branches_after(repo: pygit2.Repository, updates: list[RefUpdate]) -> list[pygit2.Oid]:
+    """The tips of the repository's branches once ``updates`` are made."""
+    tips = {
+        name: repo.references[name].target for name in repo.references if name.startswith(BRANCHES)
+    }
+    for update in updates:
+        if update.name.startswith(BRANCHES):
+            tips[update.name] = pygit2.Oid(hex=update.new)
+    return [
+        oid
+        for oid in tips.values()
+        if isinstance(oid, pygit2.Oid) and isinstance(repo.get(oid), pygit2.Commit)
+    ]
 
 
 def _revived(repo: pygit2.Repository, update: RefUpdate) -> Iterator[Finding]:

@@ -1,8 +1,9 @@
 """``memgit blame``: for each line of a memory's body, the version that last changed it
 and the source quotes behind that version's run.
 
-git's own blame does the line work (``git blame --porcelain --first-parent``, the
-history ``memgit log`` walks). Where a version moved the file to another scope and git
+git's own blame does the line work (``git blame --porcelain``: every side of a
+merge, the history ``memgit log`` walks, so a line a teammate's run wrote is that
+run's, not the merge's). Where a version moved the file to another scope and git
 did not see a rename (an UPDATE that changed much of the file), the lines git gives
 to that commit are blamed again on the old path in its parent, matched by content.
 """
@@ -114,7 +115,10 @@ def _blame(
             continue
         target = repo[moved_in]
         assert isinstance(target, pygit2.Commit)
-        parent = target.parents[0]
+        parent = next(
+            (p for p in target.parents if blob_at(p.tree, version.moved_from) is not None),
+            target.parents[0],
+        )
         old = _lines_at(repo, parent, version.moved_from)
         new = _lines_at(repo, target, version.path)
         if old is None or new is None:
@@ -154,7 +158,7 @@ def _git_blame(repo: pygit2.Repository, commit: str, path: str) -> list[tuple[st
             hint="install git",
         )
     done = subprocess.run(
-        [git, "blame", "--porcelain", "--first-parent", commit, "--", path],
+        [git, "blame", "--porcelain", commit, "--", path],
         cwd=repo.path,
         capture_output=True,
         check=False,

@@ -9,7 +9,7 @@ anything ``git rev-parse`` takes (the file as that commit holds it).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pygit2
@@ -17,6 +17,7 @@ import pygit2
 from memgit.catalog import find_memory_file
 from memgit.errors import UsageError
 from memgit.history.versions import MemoryHistory, Version, commit_date, load_history
+from memgit.jsonio import json_fields
 from memgit.revisions import parse_date
 from memgit.store.tree import read_blob
 
@@ -25,9 +26,59 @@ MAX_REV_CHARS = 256
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Status:
+    """What the memory is now, whichever version is shown: its file says
+    ``status: active`` in every version, since a memory leaves the tree when it is
+    retired. ``state`` is ``active``, ``superseded``, ``retracted``, ``removed`` (by a
+    person's commit without trailers) or ``retired`` (its retired ref holds it, but
+    HEAD's history does not show the commit that removed it); ``commit`` is the
+    commit that removed it from the tree, and ``superseded_by`` its successor."""
+
+    state: str
+    superseded_by: str | None = None
+    commit: str | None = None
+    date: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state == "active"
+
+    def describe(self, memory_id: str) -> str:
+        """One line for ``memgit show``'s stderr, above the file that still reads active."""
+        by = f" by {self.superseded_by}" if self.superseded_by else ""
+        when = f" in commit {self.commit[:12]} on {self.date}" if self.commit else ""
+        return (
+            f"memory {memory_id} is {self.state}{by}{when}; the file shown is a version "
+            "from when it was active"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_fields(self)
+
+
+ACTIVE = Status(state="active")
+
+
+def memory_status(history: MemoryHistory) -> Status:
+    """The memory's status now, read from the newest version of its history."""
+    if history.active:
+        return ACTIVE
+    latest = history.versions[0] if history.versions else None
+    if latest is None or latest.blob is not None:
+        return Status(state="retired")
+    return Status(
+        state=latest.change if latest.change in ("superseded", "retracted") else "removed",
+        superseded_by=latest.superseded_by,
+        commit=latest.commit,
+        date=latest.date,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:
-    """The memory's file as one commit holds it, and the version that wrote it (None
-    for a commit off the first-parent history the log walks)."""
+    """The memory's file as one commit holds it, the version that wrote it (None
+    for a commit whose content no version the log lists made), and what the memory
+    is now (``status``)."""
 
     memory_id: str
     commit: str
@@ -36,6 +87,7 @@ class Snapshot:
     blob: str
     text: str
     version: Version | None
+    status: Status = ACTIVE
 
     def to_dict(self) -> dict[str, Any]:
         """As ``memgit show --json`` prints it."""
@@ -46,6 +98,7 @@ class Snapshot:
             "date": self.date,
             "version": version.number if version is not None else None,
             "change": version.change if version is not None else None,
+            "status": self.status.to_dict(),
             "path": self.path,
             "blob": self.blob,
             "text": self.text,
@@ -59,7 +112,12 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 
 
 def select(repo: pygit2.Repository, history: MemoryHistory, rev: str | None) -> Snapshot:
-    """The version ``rev`` names (the latest when None); ``no-version`` when there is none."""
+    """The version ``rev`` names (the latest when None), with the memory's status now;
+    ``no-version`` when there is none."""
+    return replace(_select(repo, history, rev), status=memory_status(history))
+
+
+def _select(repo: pygit2.Repository, history: MemoryHistory, rev: str | None) -> Snapshot:
     memory_id = history.memory_id
     contents = history.contents
     if rev is None:

@@ -1,15 +1,18 @@
-"""Every version of one memory: the commits on a first-parent walk that changed its file.
+"""Every version of one memory: the commits of its history that changed its file.
 
-The walk compares the blob id at the memory's path in each commit with the one in
-its first parent, so it reads two tree lookups a commit and no diff; it stops at the
-commit that created the memory (nothing older can hold it). When a commit added the
-file and its parent held the same id elsewhere, the memory moved (an UPDATE that
-changed its scope) and the walk goes on at the old path. bench/history.py measured
-this against ``git log --first-parent -- PATH`` through the CLI (docs/history.md).
+The walk compares the blob id at the memory's path in each commit with the ones in
+its parents, so it reads a few tree lookups a commit and no diff. It follows every
+parent that holds the memory, so a version made in another clone and merged by a
+sync is listed as the commit that made it; it stops at the commit that created the
+memory (nothing older can hold it). When a commit added the file and its parent held
+the same id elsewhere, the memory moved (an UPDATE that changed its scope) and the
+walk goes on at the old path. bench/history.py measured the first-parent walk this
+replaced against ``git log --first-parent -- PATH`` through the CLI (docs/history.md).
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -37,8 +40,7 @@ from memgit.trailers import parse_trailers
 # What a commit did to the memory. "edited" and "removed" are commits without a
 # Memgit-Run trailer (a person's; one whose trailers retire the memory is "retracted"
 # or "superseded", as the commit-msg hook records a removal by hand); "merged" is a
-# merge commit whose first parent had another version (the change came from the
-# merged branch).
+# merge commit whose version no parent had (the merge driver joined both sides').
 CHANGES = ("created", "updated", "superseded", "retracted", "edited", "removed", "merged")
 
 
@@ -163,33 +165,103 @@ def load_history(repo: pygit2.Repository, memory_id: str, hint: str | None = Non
 def walk_versions(
     repo: pygit2.Repository, memory_id: str, start: pygit2.Commit, path: str
 ) -> tuple[Version, ...]:
-    """The commits of ``start``'s first-parent history that changed the memory's file."""
-    found: list[tuple[pygit2.Commit, str, pygit2.Oid | None, str | None]] = []
-    commit = start
-    entry = blob_at(commit.tree, path)
-    while True:
-        parent = commit.parents[0] if commit.parents else None
-        before = blob_at(parent.tree, path) if parent is not None else None
-        if before != entry:
-            moved: tuple[str, pygit2.Oid] | None = None
-            if before is None and parent is not None:
-                moved = find_memory_file(repo, parent.tree, memory_id)
-            found.append((commit, path, entry, moved[0] if moved else None))
-            if entry is not None and before is None and moved is None:
-                break  # created here: nothing older holds it
-            if moved is not None:
-                path, before = moved
-        if parent is None:
-            break
-        commit, entry = parent, before
-    numbered = sum(1 for item in found if item[2] is not None)
+    """The commits of ``start``'s history that changed the memory's file, newest first.
+
+    Every version that reached the branch counts, on whichever side of a merge it was
+    made (a teammate's edit a sync merged): the walk follows every parent that holds
+    the memory. A merge is a version only when it made content neither parent had
+    (the merge driver's join); otherwise the commit that made its content is listed.
+    """
+    walked: dict[pygit2.Oid, pygit2.Commit] = {}
+    found: dict[pygit2.Oid, tuple[str, pygit2.Oid | None, str | None]] = {}
+    pending: list[tuple[pygit2.Commit, str]] = [(start, path)]
+    while pending:
+        commit, at = pending.pop()
+        if commit.id in walked:
+            continue
+        walked[commit.id] = commit
+        entry = blob_at(commit.tree, at)
+        parents = [(parent, *_held(repo, parent, memory_id, at)) for parent in commit.parents]
+        holding = [(parent, where) for parent, where, blob in parents if blob is not None]
+        if entry is None:
+            follow = _after_removal(repo, memory_id, commit, parents, holding)
+        else:
+            follow = holding
+        same = any(where == at and blob == entry for _, where, blob in parents)
+        if not same and (entry is not None or holding):
+            moved = next((where for _, where, _ in parents if where != at), None)
+            found[commit.id] = (at, entry, moved if entry is not None else None)
+        pending.extend(follow)
+    ordered = [oid for oid in _newest_first(walked) if oid in found]
+    numbered = sum(1 for oid in ordered if found[oid][1] is not None)
     versions = []
-    for commit, at, blob, moved_from in found:
+    for oid in ordered:
+        at, blob, moved_from = found[oid]
         number = None
         if blob is not None:
             number, numbered = numbered, numbered - 1
-        versions.append(_version(repo, memory_id, commit, at, blob, number, moved_from))
+        versions.append(_version(repo, memory_id, walked[oid], at, blob, number, moved_from))
     return tuple(versions)
+
+
+def _held(
+    repo: pygit2.Repository, commit: pygit2.Commit, memory_id: str, path: str
+) -> tuple[str, pygit2.Oid | None]:
+    """Where ``commit`` holds the memory and its blob: at ``path``, else wherever it
+    is there (an update moved it to another scope since); ``(path, None)`` if not."""
+    entry = blob_at(commit.tree, path)
+    if entry is not None:
+        return path, entry
+    moved = find_memory_file(repo, commit.tree, memory_id)
+    return moved if moved is not None else (path, None)
+
+
+def _after_removal(
+    repo: pygit2.Repository,
+    memory_id: str,
+    commit: pygit2.Commit,
+    parents: list[tuple[pygit2.Commit, str, pygit2.Oid | None]],
+    holding: list[tuple[pygit2.Commit, str]],
+) -> list[tuple[pygit2.Commit, str]]:
+    """The parents to walk from a commit that lacks the memory: the ones that hold it,
+    and a parent that lacks it too where the memory may have left on that side: the
+    first parent while none holds it (looking for the removal), a merged side whose
+    fork point held it (a teammate removed it there)."""
+    if not parents:
+        return []
+    if not holding:
+        first, where, _ = parents[0]
+        return [(first, where)]
+    follow = list(holding)
+    for parent, where, blob in parents:
+        if blob is not None:
+            continue
+        base = repo.merge_base(parent.id, holding[0][0].id)
+        if base is not None and _held(repo, repo[base].peel(pygit2.Commit), memory_id, where)[1]:
+            follow.append((parent, where))
+    return follow
+
+
+def _newest_first(commits: dict[pygit2.Oid, pygit2.Commit]) -> list[pygit2.Oid]:
+    """The walked commits, each after every walked commit that descends from it, the
+    newest (committer date) first among those that are ready."""
+    children = dict.fromkeys(commits, 0)
+    for commit in commits.values():
+        for parent in commit.parent_ids:
+            if parent in children:
+                children[parent] += 1
+    ready = [(-c.commit_time, str(oid), oid) for oid, c in commits.items() if not children[oid]]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        *_, oid = heapq.heappop(ready)
+        ordered.append(oid)
+        for parent in commits[oid].parent_ids:
+            if parent in children:
+                children[parent] -= 1
+                if not children[parent]:
+                    heapq.heappush(ready, (-commits[parent].commit_time, str(parent), parent))
+    return ordered
 
 
 def _version(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pygit2
 
-from memgit.errors import BackendError, quote_foreign
+from memgit.errors import BackendError, ChecksFailedError, quote_foreign
 from memgit.store.refs import delete_refs
 
 GIT_TIMEOUT = 300.0
@@ -94,6 +94,16 @@ def push(
     refused = [line for line in done.stdout.splitlines() if line.startswith("!")]
     if refused and all(_moved(line) for line in refused):
         return False
+    declined = next((line for line in refused if "hook declined" in line), None)
+    if declined is not None:
+        raise ChecksFailedError(
+            f"{remote} refused the push (its hook found problems): {quote_foreign(declined)}"
+            + told_by_remote(done.stderr),
+            code="remote-refused",
+            path=remote,
+            hint="the remote's lines say what it refused; fix those commits or refs "
+            "(`memgit verify` shows them here), then sync again; nothing was pushed",
+        )
     raise remote_error("push", remote, done, detail=refused[0] if refused else None)
 
 
@@ -147,8 +157,26 @@ def remote_error(
         detail = lines[-1]
     detail = quote_foreign(detail) if detail else f"exit status {done.returncode}"
     return BackendError(
-        f"git {what} {remote} failed: {detail}",
+        f"git {what} {remote} failed: {detail}" + told_by_remote(done.stderr or ""),
         code="remote-failed",
         path=remote,
         hint="run the same git command yourself to see the whole error; nothing was changed",
     )
+
+
+MAX_REMOTE_LINES = 20
+
+
+def told_by_remote(stderr: str) -> str:
+    """The lines the remote's hooks printed (git shows them as ``remote: ...``), one
+    indented line each, quoted as foreign text: a pre-receive hook's
+    ``error[...]`` lines say what it refused. Empty when it printed none."""
+    said = [
+        line.removeprefix("remote:").strip()
+        for line in stderr.splitlines()
+        if line.startswith("remote:") and line.removeprefix("remote:").strip()
+    ]
+    shown = [f"\n  remote: {quote_foreign(line)}" for line in said[:MAX_REMOTE_LINES]]
+    if len(said) > MAX_REMOTE_LINES:
+        shown.append(f"\n  remote: ... {len(said) - MAX_REMOTE_LINES} more line(s)")
+    return "".join(shown)

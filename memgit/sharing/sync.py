@@ -98,9 +98,12 @@ def sync(
     branch = head_branch(git)
     remote, remote_branch = upstream(git, branch, remote)
     step = progress if progress is not None else (lambda *_: None)
-    # Over every round: a round the remote outran still took or made refs.
+    # Over every round: a round the remote outran still took or made refs, and its
+    # merge still kept the possible duplicates it found (the next round's merge,
+    # based on that one, does not see them again).
     adopted: list[str] = []
     recorded: list[str] = []
+    duplicates: dict[tuple[str, str], None] = {}
     for round_number in range(1, MAX_ROUNDS + 1):
         step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
@@ -108,7 +111,8 @@ def sync(
         _refuse_purged(git, remote, fetched, branch)
         step("join", 0, 1)
         before = git.references[branch].peel(pygit2.Commit).id
-        joined, duplicates = _join(git, settings, lookup, remote, fetched)
+        joined, found = _join(git, settings, lookup, remote, fetched)
+        duplicates.update(dict.fromkeys(found))
         adopted.extend(memgit_refs.adopt(git, fetched.refs))
         tip = git.references[branch].peel(pygit2.Commit).id
         arrived = _new_commits(git, [tip], [before]) if tip != before else []

@@ -127,7 +127,7 @@ def publish(
             expected = current.peel(pygit2.Commit) if current is not None else None
             tip = expected if current is not None or start is None else _commit(repo, start)
             change = plan(tip)
-            if change is None or not (change.files or change.merged or change.allow_empty):
+            if change is None or not (change.files or _moves_anyway(change)):
                 return _no_op(tip, branch, attempt)
             if checked_out:
                 wait_for_git_lock(git_dir / "index.lock")
@@ -157,6 +157,14 @@ def publish(
         path=branch,
         hint="another program is committing continuously; retry when it is done",
     )
+
+
+def _moves_anyway(change: Change) -> bool:
+    """Whether ``change`` moves the branch even when it leaves the tree as it is: a
+    merge, a commit that records only its message, or a fast-forward (to a merge of
+    identical work, say: that commit is someone's history, and a branch left behind it
+    would be pushed back over it)."""
+    return bool(change.merged or change.allow_empty or change.fast_forward)
 
 
 def _commit(repo: pygit2.Repository, name: str) -> pygit2.Commit:
@@ -199,7 +207,7 @@ def _publish_once(
     if guard is not None:
         guard.screen(change.files, change.message)
     tree_id = build_tree(repo, base_tree, change.files)
-    if tip is not None and tree_id == tip.tree_id and not (change.merged or change.allow_empty):
+    if tip is not None and tree_id == tip.tree_id and not _moves_anyway(change):
         return _no_op(tip, branch, attempt)
     tree = read_tree(repo, tree_id)
     if guard is not None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, quote_weight
-from memgit.gate.changes import change_kind, find_target, strip_lead_in
+from memgit.gate.changes import change_kind, find_target, read_change, strip_lead_in
 from memgit.gate.prompt import GateRequest
 from memgit.gate.scoping import choose_scope
 from memgit.gate.sentences import LIST_MARKER, shorten, split_sentences
@@ -217,16 +217,28 @@ class _Answer:
 
     def _candidate(self, statement: _Statement, title: str, body: str) -> dict[str, Any] | None:
         target: Memory | None = None
-        if statement.change is not None:
+        change = read_change(statement.quote) if statement.change is not None else None
+        if change is not None:
             found = find_target(statement.quote, self.related_text, taken=self.taken)
             target = self.related[found] if found is not None else None
+            # "We switched from npm to pnpm" is said as an event: the memory says the state.
+            title = (
+                _title(change.wording) if statement.kind is None and change.wording else None
+            ) or title
         if target is None:
-            if statement.kind is None:
+            kind = statement.kind
+            scope = choose_scope(statement.what, self.scopes)
+            if kind is None and change is not None and change.alone:
+                # A change of mind with no earlier memory still says what holds now, and
+                # whose: "I no longer use pnpm, we moved to bun" is the project's.
+                scope = choose_scope(change.wording or statement.what, self.scopes)
+                kind = "preference" if scope == "user" else "fact"
+            if kind is None:
                 return None  # "actually ..." about nothing memgit knows: not a statement
             return {
                 "action": "CREATE",
-                "type": self._type(statement.kind),
-                "scope": choose_scope(statement.what, self.scopes),
+                "type": self._type(kind),
+                "scope": scope,
                 "title": title,
                 "body": body,
             }
