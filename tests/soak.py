@@ -99,7 +99,7 @@ WEIGHTS = {
     "rm": 4,
     "forget": 4,
     "rivals": 5,
-    "keep": 9,
+    "keep": 14,
 }
 
 
@@ -611,9 +611,10 @@ def _decided_twice(
         record = json.loads(git(path, "show", f"HEAD:{relative}"))
         made = defaultdict(list)
         for decision in record["decisions"]:
-            # What a unit made, not what it replaced: two clones that replace two
-            # copies of one fact by the same successor agree (the merge retires both).
-            made[decision["candidate_id"]].append(f"{decision['action']} {decision['memory_id']}")
+            # The memory a unit made, not how: two clones that replace two copies of
+            # one fact by the same successor, or where one lacked the memory replaced,
+            # agree (the merge joins the successor and retires what either replaced).
+            made[decision["candidate_id"]].append(decision["memory_id"])
         for row in record["gate_output"]["coverage"]:
             if row["decision"] == "DEFERRED":
                 continue  # not decided: asked again later
@@ -625,12 +626,7 @@ def _decided_twice(
     for unit, by_run in sorted(outcomes.items()):
         if len(set(by_run.values())) < 2:
             continue
-        made_ids = {
-            word
-            for result in by_run.values()
-            for entry in result[1:]
-            for word in entry.split()[1:2]
-        }
+        made_ids = {entry for result in by_run.values() for entry in result[1:]}
         told = any(frozenset(pair) <= made_ids for pair in soak.report.duplicates) or any(
             len(made_ids & rivals) > 1
             for rivals in [*soak.report.kept_rivals, *replaced_by.values()]
