@@ -176,7 +176,8 @@ def run_seed(root: Path, seed: int, steps: int, *, pre_receive: bool = False) ->
         with git_daemon(served) as url:
             soak = Soak(root, url, seed, report, pre_receive=pre_receive)
             soak.set_up()
-            for number in range(steps):
+            soak.opening()
+            for number in range(1, steps + 1):
                 soak.step(number)
             soak.sync_until_quiet()
             check(soak)
@@ -232,6 +233,20 @@ class Soak:
             self._cli(path, "init")
 
     # -- the steps -------------------------------------------------------------------
+
+    def opening(self) -> None:
+        """Step 0, the same in every seed: a fact every clone holds, replaced two ways
+        in two clones, the contradiction synced, and closed with review approve --keep."""
+        self._capture(0, "ada", "Remember that the sessions live in Redis.")
+        self._process(0, "ada")
+        for name in CLONES:
+            self._sync(0, name)
+        self._rivals(0, "ada")
+        for name in [*CLONES, *CLONES]:
+            self._sync(0, name)
+        self._keep(0, "ada")
+        if not self.report.contradictions_closed:
+            self._fail("the opening's two replacements of one memory made no contradiction")
 
     def step(self, number: int) -> None:
         actions = list(WEIGHTS)

@@ -8,7 +8,7 @@ open review item, no sync needing more than the documented conflict resolution, 
 ``memgit verify --all`` and ``git fsck`` clean (tests/soak.py). ``bench/sync_soak.py``
 runs many more seeds; the seeds here are ones that pass today (what failing seeds found
 is in test_sync_soak_repros.py), chosen so that between them every kind of step runs.
-About 10 CPU seconds each.
+Each takes 10 to 17 CPU seconds (the test and its subprocesses).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from soak import run_seed
 
-SEEDS = (3, 7, 10)
+SEEDS = (1, 2, 4)
 STEPS = 40
 
 
@@ -28,3 +28,4 @@ def test_three_clones_converge_whatever_they_do(tmp_path: Path, seed: int) -> No
     report = run_seed(tmp_path, seed, STEPS)
     assert report.failure is None
     assert report.counts["capture"] > 0 and report.counts["sync"] > 0
+    assert report.contradictions_closed  # the opening's, through review approve --keep
