@@ -55,6 +55,23 @@ def unit_id(turn: Turn, index: int) -> str:
     return f"{turn.key}#{index}"
 
 
+def previous_turn(unit: str) -> str:
+    """``source/session/seq`` of the turn just before the one unit id ``unit`` is in
+    ("" for a session's first turn, or an id of another shape)."""
+    key, _, index = unit.rpartition("#")
+    parts = key.split("/")
+    if len(parts) != 3 or not parts[2].isdigit() or not index.isdigit() or int(parts[2]) < 1:
+        return ""
+    return f"{parts[0]}/{parts[1]}/{int(parts[2]) - 1}"
+
+
+def agrees_to(user_unit: str, assistant_unit: str) -> bool:
+    """Whether ``user_unit`` stands in the turn right after ``assistant_unit``'s: the one
+    place a user's agreement can make the assistant's proposal quotable (docs/gate.md)."""
+    before = previous_turn(user_unit)
+    return bool(before) and assistant_unit.rpartition("#")[0] == before
+
+
 def can_support(role: str, text: str, complete: bool | None) -> bool:
     if not text.strip():
         return False

@@ -33,8 +33,8 @@ from memgit.derived.documents import read_capture
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
 from memgit.duplicates import Held, without_duplicates
-from memgit.errors import Problem
-from memgit.evidence import EvidenceUnit, units_of
+from memgit.errors import MemgitError, Problem
+from memgit.evidence import EvidenceUnit, previous_turn, units_of
 from memgit.gate.backends import Backend
 from memgit.gate.contract import (
     GateOutput,
@@ -45,6 +45,7 @@ from memgit.gate.contract import (
 from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import Governance
 from memgit.jsonio import render_json
+from memgit.layout import capture_path
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
 from memgit.review.proposals import branch_name, held_units
@@ -60,12 +61,17 @@ from memgit.state.processing import (
 )
 from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
-from memgit.store.tree import read_blob
+from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
 
 DEFAULT_BATCH_SIZE = 20
 DEFAULT_RELATED = 8
 BATCH_CHAR_BUDGET = 24_000
+# A turn whose user text is this short may need the turn before it to be understood
+# ("yes, do that"): the Gate is shown that turn as context (docs/gate.md).
+SHORT_REPLY = 200
+# How many commits back that turn is looked for, once it left the inbox.
+CONTEXT_HISTORY = 8
 
 Progress = Callable[[int, int], None]
 
@@ -126,6 +132,9 @@ class _Batch:
     closed: dict[str, str]
     # Units open (or rejected) proposals decided: decided for planning, not for the checks.
     held: frozenset[str] = frozenset()
+    # The turns just before short replies ("yes, do that"), already decided: context the
+    # Gate reads (their units cannot support, as any decided unit), and the record names.
+    context: tuple[PendingCapture, ...] = ()
 
     @property
     def unit_map(self) -> dict[str, EvidenceUnit]:
@@ -149,7 +158,10 @@ def pending_batches(
         if only is None
         else replace(state, pending=tuple(c for c in state.pending if c.path in only))
     )
-    return _batches(chosen, size, held), state
+    tree_state = _state(lookup, settings, tree)
+    return [
+        _with_context(lookup.repo, tree, b, tree_state) for b in _batches(chosen, size, held)
+    ], state
 
 
 def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
@@ -250,6 +262,76 @@ def _make_batch(
     units = tuple(unit for capture in captures for unit in capture.units)
     closed = state.closed(u.id for u in units)
     return _Batch(captures=tuple(captures), units=units, closed=closed, held=held)
+
+
+def _with_context(
+    repo: pygit2.Repository, tree: pygit2.Tree | None, batch: _Batch, state: ProcessingState
+) -> _Batch:
+    """``batch`` with the turn before each of its short replies, when that turn is in
+    ``tree`` and an earlier run decided it (an agent host processes each turn as it
+    comes, so "yes, do that" arrives after the proposal was processed). ``state`` is
+    the tree's own, without what open proposals hold: the checks know only the tree."""
+    tip = _tip(repo)
+    if tree is None or tip is None:
+        return batch
+    have = {capture.path for capture in batch.captures}
+    order: list[PendingCapture] = []
+    context: list[PendingCapture] = []
+    for capture in batch.captures:
+        before = _turn_before(repo, tip, capture, state) if _short_reply(capture) else None
+        if before is not None and before.path not in have:
+            have.add(before.path)
+            context.append(before)
+            order.append(before)
+        order.append(capture)
+    if not context:
+        return batch
+    units = tuple(unit for capture in order for unit in capture.units)
+    closed = state.holding(batch.held).closed(u.id for u in units)
+    return replace(batch, units=units, closed=closed, context=tuple(context))
+
+
+def _short_reply(capture: PendingCapture) -> bool:
+    said = [unit.text for unit in capture.units if unit.can_support and unit.role == "user"]
+    return bool(said) and sum(len(text) for text in said) <= SHORT_REPLY
+
+
+def _turn_before(
+    repo: pygit2.Repository, tip: pygit2.Commit, capture: PendingCapture, state: ProcessingState
+) -> PendingCapture | None:
+    """The session's previous turn (seq one less), when a run decided every unit of it
+    that can support a memory; its units shown as unable to support: context, never
+    this run's to decide. Looked for in the tip's tree, then in the trees of the few
+    commits before it: a turn with nothing to decide (the assistant's alone) may have
+    left the inbox already, if it is older than the retention."""
+    key = previous_turn(capture.units[0].id) if capture.units else ""
+    source, _, rest = key.partition("/")
+    session, _, seq = rest.partition("/")
+    if not seq:
+        return None
+    path = capture_path(source, session, int(seq))
+    commit: pygit2.Commit | None = tip
+    blob = None
+    for _ in range(CONTEXT_HISTORY):
+        blob = blob_at(commit.tree, path) if commit is not None else None
+        if blob is not None or commit is None or not commit.parents:
+            break
+        commit = commit.parents[0]
+    if blob is None:
+        return None
+    try:
+        turn = read_capture(read_blob(repo, str(blob)), path=path, blob=str(blob))
+    except MemgitError:
+        return None
+    units = units_of(turn, capture=path, blob=str(blob))
+    if any(unit.can_support and unit.id not in state.processed for unit in units):
+        return None
+    return PendingCapture(
+        path=path,
+        blob=str(blob),
+        timestamp=turn.timestamp,
+        units=tuple(replace(unit, can_support=False) for unit in units),
+    )
 
 
 def request_for(
@@ -385,7 +467,7 @@ def run_change(
         model=spec.model,
         prompt_digest=spec.prompt_digest,
         gate_output=answer.raw,
-        inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in captures),
+        inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in (*spec.batch.context, *captures)),
         decisions=tuple(d.to_dict() for d in applied),
         diagnostics=(*spec.diagnostics, *dropped),
     )

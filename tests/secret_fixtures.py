@@ -409,6 +409,13 @@ def _build() -> list[tuple[str, str, str]]:
         base64.b64encode(credentials.encode()).decode(),
         '{{"credentials": "{}", "profile": "default"}}',
     )
+    # Credentials written in prose (issue 25), in the four languages the Gate reads.
+    add("password-prose", _chars(ALNUM + "&!", 12), "Remember my laptop password is {} please")
+    add("password-prose", _chars(ALNUM, 10), "mi contraseña del banco es {}, no la compartas")
+    add("password-prose", _chars(ALNUM, 10), "Das WLAN-Passwort ist {}.\nDanke!")
+    add("password-prose", _chars(ALNUM, 10), "我的电脑密码是{}，记住")
+    add("pin-prose", _chars(string.digits, 6), "and my bank PIN is {} btw")
+    add("wifi-key-prose", _chars(ALNUM, 14), "the wifi key is {} for the guests")
     return fixtures
 
 

@@ -268,7 +268,8 @@ BAD_ANSWERS: dict[str, Bad] = {
     "missing-coverage": Bad("incomplete-coverage", _mutated(lambda a: a["coverage"].pop())),
     "forged-quote": Bad("quote-not-found", _mutated(_set_claim(quote=f"CI runs {MODEL_ONLY}"))),
     "assistant-quote": Bad(
-        "unit-cannot-support", _mutated(_set_claim(unit_id=unit(0, 1), quote="the CI runs nightly"))
+        "proposal-without-agreement",
+        _mutated(_set_claim(unit_id=unit(0, 1), quote="the CI runs nightly")),
     ),
     "unknown-unit": Bad("unknown-unit", _mutated(_unknown_unit)),
     "unknown-target": Bad(

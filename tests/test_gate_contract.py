@@ -252,8 +252,15 @@ FAILING: dict[str, tuple[Mutation, str | None]] = {
         "coverage[3].unit_id",
     ),
     "unit-cannot-support": (
-        _set("evidence_bindings.0.claims.0", claim(ASSISTANT, "the build uses ninja")),
+        _set("evidence_bindings.0.claims.0", claim(TOOL_CUT, "41 passed, output cut")),
         "evidence_bindings[0].claims[0].unit_id",
+    ),
+    # The assistant beside the user of the same turn, not of the turn right after.
+    "proposal-without-agreement": (
+        lambda a: a["evidence_bindings"][0]["claims"].append(
+            claim(ASSISTANT, "the build uses ninja")
+        ),
+        "evidence_bindings[0].claims[1].unit_id",
     ),
     "duplicate-coverage": (
         lambda a: a["coverage"].append(copy.deepcopy(a["coverage"][1])),
@@ -325,6 +332,11 @@ FAILING: dict[str, tuple[Mutation, str | None]] = {
     "coverage-contradicts-bindings": (
         _set("coverage.0", {"unit_id": USER, "decision": "NO_CHANGE", "reason": "transient"}),
         "coverage",
+    ),
+    # Built at run time, so this file holds no credential.
+    "credential-in-memory": (
+        _set("candidates.0.title", f"{MARKER} laptop password is " + "Qv7m&" + "Tr4z"),
+        "candidates[0].title",
     ),
 }
 

@@ -637,10 +637,10 @@ BAD_HOST_ANSWERS: dict[str, tuple[str, Any]] = {
         lambda good: good.replace("CI runs on Fridays", "CI runs on Sundays"),
     ),
     "assistant-quote": (
-        "unit-cannot-support",
+        "proposal-without-agreement",  # no user unit of the turn after agrees to it
         lambda good: good.replace(
             f'"unit_id": "{unit(0, 0)}", "quote": "CI runs on Fridays"',
-            f'"unit_id": "{unit(0, 1)}", "quote": "the CI"',
+            f'"unit_id": "{unit(0, 1)}", "quote": "Noted, the CI."',
         ),
     ),
     "missing-coverage": (

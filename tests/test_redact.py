@@ -452,6 +452,14 @@ def test_a_megabyte_of_conversation_is_fast() -> None:
         "\u200b",
         "\uff41",
         "\ufb01",
+        # Credentials written in prose (issue 25).
+        "password is ",
+        PW + " is sun" + "shine and ",
+        "password for a ",
+        "wifi key is 'a",
+        "\npassword: correct horse ",
+        "密码是",
+        "pin: ",
     ],
 )
 def test_hostile_input_stays_linear(unit: str) -> None:

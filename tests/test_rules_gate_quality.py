@@ -120,7 +120,7 @@ ONE_RUN: dict[str, list[tuple[str, str, str, str]]] = {
         (
             "We chose Postgres vs. MySQL for the billing service",
             "We chose Postgres vs. MySQL for the billing service.",
-            "fact",
+            "decision",
             "project",
         )
     ],
@@ -171,7 +171,7 @@ ONE_RUN: dict[str, list[tuple[str, str, str, str]]] = {
         (
             "持续集成必须在 Python 3.11 上运行",
             "持续集成必须在 Python 3.11 上运行。",
-            "fact",
+            "procedure",
             "project",
         )
     ],
@@ -388,15 +388,16 @@ def test_an_unrelated_change_of_mind_is_a_new_memory(
     assert quotes == sorted([first, second])
 
 
-def test_a_correction_about_nothing_known_stores_nothing(repo_path: Path) -> None:
-    """ "Actually ..." with no related memory, and no explicit form, is not a statement."""
+def test_a_correction_about_nothing_known_corrects_nothing(repo_path: Path) -> None:
+    """ "Actually ..." with no related memory updates none: what it states is a fact of its
+    own (the project-fact forms read it), and the unrelated memory stays as it was."""
     capture(repo_path, user_turn(0, "I prefer green tea."))
     open_repo(repo_path).process()
     capture(repo_path, user_turn(1, "Actually, the build server is in Frankfurt."))
     (run,) = open_repo(repo_path).process().runs
-    assert run.decisions == ()
-    record = run_records(repo_path)[run.run_id]
-    assert record["gate_output"]["coverage"][0]["decision"] == "NO_CHANGE"
+    assert [(d.action, d.target) for d in run.decisions] == [("CREATE", None)]
+    titles = sorted(memory.title for memory in memories(repo_path).values())
+    assert titles == ["I prefer green tea", "The build server is in Frankfurt"]
 
 
 def test_scope_falls_back_to_the_default_when_project_is_not_declared(repo_path: Path) -> None:

@@ -7,7 +7,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_process import answer, capture, create, open_repo, pending_units, prompt_units, turn, unit
+from test_process import (
+    answer,
+    capture,
+    create,
+    memories,
+    open_repo,
+    pending_units,
+    prompt_units,
+    turn,
+    unit,
+)
 
 from memgit.gate.contract import GateOutputError
 
@@ -39,10 +49,12 @@ def test_a_system_message_is_captured_and_shown_as_context(repo_path: Path) -> N
 
 
 def test_the_rules_backend_keeps_no_statement_from_a_system_message(repo_path: Path) -> None:
+    """The user's fact is kept; the system message's "remember that ..." is not."""
     capture(repo_path, turn(0, ("system", SYSTEM), ("user", USER)))
-    (run,) = open_repo(repo_path).process().runs
-    assert run.decisions == ()
-    assert git(repo_path, "ls-tree", "-r", "--name-only", "HEAD", "--", "memories") == ""
+    open_repo(repo_path).process()
+    (memory,) = memories(repo_path).values()
+    assert [(s.unit, s.quote) for s in memory.sources] == [(unit(0, 1), USER)]
+    assert "tabs" not in f"{memory.title} {memory.body}"
 
 
 def test_a_gate_answer_quoting_a_system_message_is_refused(repo_path: Path) -> None:

@@ -30,10 +30,21 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from memgit.capture.prose import PROSE_KINDS, iter_prose_credentials, iter_random_beside_credential
 from memgit.capture.rules import KINDS, RULES
 from memgit.capture.textview import view_of
 
-__all__ = ["KINDS", "SecretMatch", "find_secrets", "redact", "redact_together", "secret_values"]
+__all__ = [
+    "CREDENTIAL_KINDS",
+    "KINDS",
+    "RANDOM_TOKEN_KIND",
+    "SecretMatch",
+    "find_credentials",
+    "find_secrets",
+    "redact",
+    "redact_together",
+    "secret_values",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,9 +65,10 @@ _SCANS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
     else (kind, pattern, False)
     for kind, pattern in RULES
 )
-# Ties go to the rules, in their order, then to decoded runs, then to echoes.
-_DECODED_ORDER = len(_SCANS)
-_ECHO_ORDER = len(_SCANS) + 1
+# Ties go to the rules, in their order, then to prose, then to decoded runs, then to echoes.
+_PROSE_ORDER = len(_SCANS)
+_DECODED_ORDER = len(_SCANS) + 1
+_ECHO_ORDER = len(_SCANS) + 2
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 # A run of base64 (standard or URL-safe) long enough to hold a key, 12 bytes or more, with
@@ -95,10 +107,49 @@ def find_secrets(text: str) -> list[SecretMatch]:
     return _find(text, known={}, decode=True)
 
 
+# Credentials given by name (a password, a PIN, ``token=…``), as opposed to tokens known by
+# their shape (``ghp_…``): a memory that states one is about the secret itself.
+CREDENTIAL_KINDS: frozenset[str] = frozenset(
+    {
+        *PROSE_KINDS,
+        "password-assignment",
+        "secret-assignment",
+        "token-assignment",
+        "api-key-assignment",
+    }
+)
+RANDOM_TOKEN_KIND = "random-token"
+
+
+def find_credentials(text: str) -> list[SecretMatch]:
+    """The credentials in ``text`` that a memory must not state: those given by name
+    (:data:`CREDENTIAL_KINDS`), and a long random-looking token beside a credential word
+    (``random-token``) that no rule knows the shape of. The Gate's second fence: capture
+    redacts what it recognises, and this refuses what reached a memory anyway."""
+    found = find_secrets(text)
+    taken = [(match.start, match.end) for match in found]
+    view = view_of(text)
+    for start, end in iter_random_beside_credential(view.text, _fold(view.text)):
+        begin, finish = view.span(start, end)
+        if not any(begin < other_end and other_start < finish for other_start, other_end in taken):
+            found.append(SecretMatch(kind=RANDOM_TOKEN_KIND, start=begin, end=finish))
+    return sorted(
+        (m for m in found if m.kind in CREDENTIAL_KINDS or m.kind == RANDOM_TOKEN_KIND),
+        key=lambda match: match.start,
+    )
+
+
 def _find(text: str, *, known: Mapping[str, str], decode: bool) -> list[SecretMatch]:
     view = view_of(text)
     folded = _fold(view.text)
-    candidates = [*_rule_candidates(view.text, folded), *_key_tails(folded)]
+    candidates = [
+        *_rule_candidates(view.text, folded),
+        *_key_tails(folded),
+        *(
+            (start, -end, _PROSE_ORDER, kind)
+            for start, end, kind in iter_prose_credentials(view.text, folded)
+        ),
+    ]
     if decode:
         candidates += _decoded_candidates(view.text)
     if known:

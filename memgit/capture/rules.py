@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from memgit.capture.prose import FUNCTION_WORDS, PLACES, PROSE_KINDS
+
 __all__ = ["KINDS", "RULES"]
 
 _TOKEN_CHARS = "A-Za-z0-9_-"
@@ -50,6 +52,13 @@ def _token(*prefixes: str, body: str, glued: bool = False) -> re.Pattern[str]:
 # starts a comment (``# …``, ``// …``).
 _WORD = r"""[^\s"'`,;&()<>\[\]{}\\]"""
 _MORE_WORDS = r"""(?:[ \t]+(?!#|//)[^\s"'`,;&()<>\[\]{}\\=:]++(?![=:]))*+"""
+# A word of prose, or a place a password is kept, as a whole word.
+_PROSE_WORD = (
+    "(?:"
+    + "|".join(re.escape(word) for word in sorted(FUNCTION_WORDS | PLACES, key=len, reverse=True))
+    + r")(?![^\s.,;:!?])"
+)
+_PASSPHRASE_WORDS = rf"""(?:[ \t]++(?!#|//|{_PROSE_WORD})[^\s"'`,;&()<>\[\]{{}}\\=:]++(?![=:]))*+"""
 # After ``key``: an optional closing quote, escaped or not (``\"password\": …``).
 _KEY_END = r"""(?:\\*["'`])?[ \t]*"""
 
@@ -348,12 +357,15 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("password-assignment", _PASSWORD_QUOTED),
     ("password-assignment", _PASSWORD_UNQUOTED),
     ("password-assignment", _PASSWORD_WORDS),
-    # ``password: plain words`` at the start of a line is configuration, not prose.
+    # ``password: plain words`` at the start of a line is configuration, not prose; but no
+    # word of a passphrase is a word of prose or a place it is kept ("Password: check the
+    # vault", "Password: stored in 1Password").
     (
         "password-assignment",
         re.compile(
-            rf"""^[ \t]*(?:[-*][ \t]+)?[a-z0-9_.-]*?{_PASSWORD}["'`]?[ \t]*:[ \t]*"""
-            rf"""(?P<value>{_WORD}{{4,}}+{_MORE_WORDS})""",
+            rf"""^[ \t]*(?:[-*][ \t]+)?[a-z0-9_.-]*?{_PASSWORD}["'`]?[ \t]*:[ \t]*+"""
+            rf"(?!{_PROSE_WORD})(?P<value>{_WORD}{{4,}}+{_PASSPHRASE_WORDS})"
+            rf"(?![ \t]++{_PROSE_WORD})",
             re.IGNORECASE | re.MULTILINE,
         ),
     ),
@@ -365,4 +377,5 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("api-key-assignment", _API_KEY_UNQUOTED),
 )
 
-KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kind, _ in RULES))
+# The kinds of these rules, then those of credentials written in prose (:mod:`prose`).
+KINDS: tuple[str, ...] = tuple(dict.fromkeys([*(kind for kind, _ in RULES), *PROSE_KINDS]))

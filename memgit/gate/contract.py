@@ -15,8 +15,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memgit.capture.redact import find_credentials
 from memgit.errors import ExitStatus, MemgitError, Problem
-from memgit.evidence import EvidenceUnit, locate_quote, topic_terms
+from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, topic_terms
 from memgit.jsonio import parse_json
 from memgit.schemas import iter_schema_problems
 from memgit.settings import Settings
@@ -46,9 +47,13 @@ EVIDENCE_CHECKS: dict[str, str] = {
     "quote-ambiguous": "a quote occurs more than once in its unit and has no offsets",
     "quote-offsets-mismatch": "a quote's start/end offsets do not select exactly the quote",
     "confirmation-not-from-user": "a user_confirmation claim quotes a unit the user did not write",
+    "proposal-without-agreement": "a claim quotes the assistant, and its candidate quotes no "
+    "user unit of the turn right after",
     "no-evidence": "a candidate has no evidence binding",
     "coverage-contradicts-bindings": "coverage and evidence bindings disagree about a unit",
     "evidence-unrelated-to-target": "a SUPERSEDE or RETRACT quotes nothing about its target",
+    "credential-in-memory": "a candidate's title or body states a credential (a password, "
+    "a PIN, a key) or a random-looking token beside a credential word",
 }
 
 
@@ -191,6 +196,7 @@ class _Checker:
         self._check_bindings(candidate_ids)
         self._check_agreement(candidate_ids)
         self._check_relation()
+        self.problems += iter_credential_problems(self.raw["candidates"])
         return self.problems
 
     def _check_candidates(self) -> set[str]:
@@ -222,7 +228,9 @@ class _Checker:
             targets.add(target)
         return seen
 
-    def _unit(self, unit_id: str, field: str) -> EvidenceUnit | None:
+    def _unit(self, unit_id: str, field: str, *, proposal: bool = False) -> EvidenceUnit | None:
+        """The unit a row or claim names, if it may; ``proposal``: a claim, which may
+        also quote the assistant (held to an agreement by :meth:`_check_proposals`)."""
         unit = self.units.get(unit_id)
         if unit is None:
             self.add("unknown-unit", field)
@@ -230,7 +238,7 @@ class _Checker:
         if unit_id in self.closed:
             self.add(self.closed[unit_id], field)
             return None
-        if not unit.can_support:
+        if not unit.can_support and not (proposal and unit.role == "assistant"):
             self.add("unit-cannot-support", field)
             return None
         return unit
@@ -271,9 +279,10 @@ class _Checker:
                 self.add("duplicate-binding", f"{field}.candidate_id")
                 continue
             resolved = self.claims.setdefault(cid, [])
+            proposals: list[tuple[str, str]] = []  # (assistant unit, the claim's field)
             for j, claim in enumerate(binding["claims"]):
                 claim_field = f"{field}.claims[{j}]"
-                unit = self._unit(claim["unit_id"], f"{claim_field}.unit_id")
+                unit = self._unit(claim["unit_id"], f"{claim_field}.unit_id", proposal=True)
                 if unit is None:
                     continue
                 if claim["role"] == "user_confirmation" and unit.role != "user":
@@ -284,6 +293,8 @@ class _Checker:
                 if isinstance(where, str):
                     self.add(where, f"{claim_field}.quote")
                     continue
+                if unit.role == "assistant":
+                    proposals.append((unit.id, claim_field))
                 resolved.append(
                     Claim(
                         unit_id=unit.id,
@@ -293,6 +304,15 @@ class _Checker:
                         end=where[1],
                     )
                 )
+            self._check_proposals(resolved, proposals)
+
+    def _check_proposals(self, claims: list[Claim], proposals: list[tuple[str, str]]) -> None:
+        """An assistant's words support a memory only as the proposal a user agreed to:
+        the same candidate quotes a user unit of the turn right after (docs/gate.md)."""
+        users = [c.unit_id for c in claims if self.units[c.unit_id].role == "user"]
+        for unit_id, field in proposals:
+            if not any(agrees_to(user, unit_id) for user in users):
+                self.add("proposal-without-agreement", f"{field}.unit_id")
 
     def _check_agreement(self, candidate_ids: set[str]) -> None:
         for i, candidate in enumerate(self.raw["candidates"]):
@@ -354,6 +374,31 @@ class _Checker:
         )
         decisions = {unit_id: row["decision"] for unit_id, row in self.rows.items()}
         return GateOutput(candidates=candidates, decisions=decisions, raw=self.raw)
+
+
+def iter_credential_problems(candidates: list[dict[str, Any]]) -> list[Problem]:
+    """The second fence behind capture's redaction: a memory must not state a credential.
+
+    Capture redacts what it recognises, so the Gate should never see one; a value it
+    missed (a form no rule knows, a model inventing one) is refused here, whoever the
+    backend is. The problem names the field and the kind, never the value."""
+    problems = []
+    for i, candidate in enumerate(candidates):
+        for name in ("title", "body"):
+            text = candidate.get(name)
+            found = find_credentials(text) if isinstance(text, str) else []
+            if found:
+                kinds = ", ".join(sorted({match.kind for match in found}))
+                problems.append(
+                    Problem(
+                        code="credential-in-memory",
+                        message=f"the candidate's {name} looks like a credential ({kinds})",
+                        path=SOURCE,
+                        field=f"candidates[{i}].{name}",
+                        hint="a memory may say where a credential is kept, never the credential",
+                    )
+                )
+    return problems
 
 
 def narrow_answer(raw: dict[str, Any], closed: Mapping[str, str]) -> tuple[dict[str, Any], int]:

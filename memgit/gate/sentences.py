@@ -30,7 +30,10 @@ _CLOSERS = "\"'”\u2019)]）」』》"
 _WORD = r"[A-Za-z0-9_%+@~-]"
 # Abbreviations whose full stop never ends a sentence, and those whose stop ends one only
 # before a capital (``... pears, etc. The next``) or the end of the text.
-_NEVER_ENDS = r"e\.g|i\.e|vs|cf|approx|incl|esp|viz|Dr|Mr|Mrs|Ms|Prof|Jr|Sr|St|Mt|Fig|No(?=\.\s*\d)"
+_NEVER_ENDS = (
+    r"e\.g|i\.e|vs|cf|approx|incl|esp|viz|Dr|Mr|Mrs|Ms|Prof|Jr|Sr|St|Mt|Fig|No(?=\.\s*\d)|U\.S|U\.K"
+    r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)(?=\.\s*\d)"
+)
 _MAY_END = r"etc|a\.m|p\.m|al"
 _TOKENS = re.compile(
     "|".join(

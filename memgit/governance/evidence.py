@@ -2,8 +2,10 @@
 
 - Each source of a memory changed in the commit names a capture by blob id
   (so it holds after inbox cleanup); the unit exists in that capture, can
-  support a memory (user text or complete tool output), and the quote stands
-  there exactly once (or at the offsets given).
+  support a memory (user text or complete tool output; or an assistant's
+  proposal, when the memory also quotes a user unit of the turn right after
+  it: the user's agreement), and the quote stands there exactly once (or at
+  the offsets given).
 - Captured turns and run records never change once committed.
 - Each run record added in the commit agrees with the captures it names: the
   Gate output it records passes the Gate's own checks against those units,
@@ -30,7 +32,7 @@ from memgit.catalog import Catalog
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.derived.documents import read_capture
 from memgit.errors import MemgitError, Problem
-from memgit.evidence import EvidenceUnit, locate_quote, units_of
+from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
 from memgit.memory import Memory, parse_memory
@@ -55,7 +57,18 @@ def _units(view: CommitView, blob: str, capture_path: str) -> dict[str, Evidence
     return {unit.id: unit for unit in units_of(turn, capture=capture_path, blob=blob)}
 
 
+def _user_units(view: CommitView, memory: Memory) -> list[str]:
+    """The user units ``memory``'s sources quote (the agreements a proposal may lean on)."""
+    found = []
+    for source in memory.sources:
+        unit = (_units(view, source.blob, source.capture) or {}).get(source.unit)
+        if unit is not None and unit.role == "user" and unit.can_support:
+            found.append(unit.id)
+    return found
+
+
 def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterator[Problem]:
+    agreements: list[str] | None = None
     for i, source in enumerate(memory.sources):
         field = f"sources[{i}]"
         units = _units(view, source.blob, source.capture)
@@ -78,13 +91,19 @@ def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterato
             )
             continue
         if not unit.can_support:
-            yield Problem(
-                code="source-not-evidence",
-                message=f"unit {unit.id} is {unit.role} text, which cannot support a memory",
-                path=path,
-                field=f"{field}.unit",
-                hint="only user text and complete tool output are evidence",
-            )
+            # The assistant's proposal is quotable beside the user's agreement to it.
+            if agreements is None:
+                agreements = _user_units(view, memory)
+            agreed = unit.role == "assistant" and any(agrees_to(u, unit.id) for u in agreements)
+            if not agreed:
+                yield Problem(
+                    code="source-not-evidence",
+                    message=f"unit {unit.id} is {unit.role} text, which cannot support a memory",
+                    path=path,
+                    field=f"{field}.unit",
+                    hint="only user text and complete tool output are evidence, and the "
+                    "assistant's proposal beside a quote of the user's agreement in the next turn",
+                )
         where = locate_quote(unit.text, source.quote, source.start, source.end)
         if isinstance(where, str):
             yield Problem(
@@ -175,7 +194,11 @@ def _closed(
     add was held to that when it was added, so it answers for the rows it has."""
     if not view.differs(path):
         answered = {row["unit_id"] for row in record.gate_output.get("coverage", ())}
-        return {unit_id: "unit-already-covered" for unit_id in units if unit_id not in answered}
+        return {
+            unit_id: "unit-already-covered"
+            for unit_id, unit in units.items()
+            if unit_id not in answered and unit.can_support
+        }
     max_deferrals = gate_setting(settings, "max_deferrals", DEFAULT_MAX_DEFERRALS)
     return processing_state(view.lookup, view.parent, max_deferrals=max_deferrals).closed(units)
 

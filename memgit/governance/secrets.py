@@ -1,4 +1,5 @@
-"""memgit-secrets: no file of the commit, no file name, and no commit message holds a secret.
+"""memgit-secrets: no file of the commit, no file name, and no commit message holds a secret,
+and no memory states a credential.
 
 The detector is the one capture redaction uses, so whatever memgit would have
 redacted from a turn is refused in a person's commit too. Redaction
@@ -23,9 +24,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from memgit.capture.redact import find_secrets, redact
-from memgit.errors import Problem
+from memgit.capture.redact import RANDOM_TOKEN_KIND, find_credentials, find_secrets, redact
+from memgit.constants import MEMORIES_DIR
+from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
+from memgit.memory import parse_memory
 
 HOOK_ID = "memgit-secrets"
 MESSAGE_PATH = "commit message"
@@ -116,6 +119,29 @@ def iter_message_secrets(message: str) -> Iterator[Problem]:
         )
 
 
+def iter_memory_credentials(view: CommitView) -> Iterator[Problem]:
+    """The Gate's credential fence, for memories that did not come through the Gate (a
+    person's commit, a pull request): a long random-looking token beside a credential word
+    in a title or body. A credential given by name (``my PIN is …``) is ``secret-detected``
+    already, like in any file."""
+    for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
+        try:
+            memory = view.parsed(path, parse_memory)
+        except MemgitError:
+            continue  # memgit-schemas reports it
+        for name, text in (("title", memory.title), ("body", memory.body)):
+            if any(match.kind == RANDOM_TOKEN_KIND for match in find_credentials(text)):
+                yield Problem(
+                    code="credential-in-memory",
+                    message=f"the memory's {name} holds a random-looking token beside a "
+                    "credential word",
+                    path=shown_path(path),
+                    field=name,
+                    hint="a memory may say where a credential is kept, never the credential; "
+                    "remove it, and rotate it if it was ever pushed",
+                )
+
+
 def iter_secret_problems(view: CommitView) -> Iterator[Problem]:
     if view.message is not None:
         yield from iter_message_secrets(view.message)
@@ -124,6 +150,7 @@ def iter_secret_problems(view: CommitView) -> Iterator[Problem]:
         data = view.read(path)
         if data is not None:
             yield from iter_text_secrets(path, data)
+    yield from iter_memory_credentials(view)
 
 
 def message_as_recorded(text: str) -> str:

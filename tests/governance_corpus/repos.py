@@ -256,7 +256,8 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
 
 # --- placeholders ---------------------------------------------------------------
 
-MEMORY_NAMES = {"c1": "pg16", "c2": "lint"}
+# The rules Gate keeps the two facts of the linter sentence too (c3, c4).
+MEMORY_NAMES = {"c1": "pg16", "c2": "lint", "c3": "linter", "c4": "lintconfig"}
 
 
 def placeholder_values(path: Path) -> dict[str, str]:

@@ -1,16 +1,23 @@
-"""The offline default backend: admits only explicit memory statements by the user.
+"""The offline default backend: keeps what a user plainly states, and nothing else.
 
-"Remember that ...", "From now on ...", "I prefer ...", "Always/Never ...", "Call me
-...", and Chinese forms such as "记住...", "以后...", "我喜欢...", "不要...". It needs
-no model, answers in the same JSON contract as any other backend, and its answer
-passes the same validation.
+Explicit requests ("remember that ...", "don't forget ...", "make a note: ...", 记住,
+recuerda, merk dir), first-person preferences and habits ("I prefer ...", "I always
+..."), who the user is ("I'm Dana, the tech lead"), team decisions ("we decided ...",
+"let's go with ..."), facts about people ("Dana owns billing"), procedures ("before
+every commit, run ...") and facts about the project said plainly ("The API is served
+from api.example.com"), in English, Chinese, Spanish and German. The forms are data
+(:mod:`memgit.gate.forms`), and so are the forms that are never a memory: questions,
+hypotheticals, someone else's words, jokes, states of the moment, one-off
+instructions, code and pasted output. A user's short agreement ("yes, do that") to the
+assistant's proposal in the turn just before keeps that proposal, quoting both.
 
-A statement is one sentence (:mod:`memgit.gate.sentences`), so its quote, title and
-body never end inside a number, a domain, a path or a code span. A change of mind or
-a correction of a related memory memgit showed it replaces that memory
-(:mod:`memgit.gate.changes`); the scope is chosen by content
-(:mod:`memgit.gate.scoping`). When a statement cannot be cut cleanly, nothing is
-stored: a wrong memory is worse than a missing one.
+It needs no model, answers in the same JSON contract as any other backend, and its
+answer passes the same validation. A statement is one sentence
+(:mod:`memgit.gate.sentences`) or one clause of it, so its quote, title and body never
+end inside a number, a domain, a path or a code span. A change of mind or a correction
+of a related memory memgit showed it replaces that memory (:mod:`memgit.gate.changes`).
+When a statement cannot be read with confidence, nothing is stored: a wrong memory is
+worse than a missing one.
 """
 
 from __future__ import annotations
@@ -20,35 +27,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, quote_weight
+from memgit.capture.redact import find_credentials
+from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, previous_turn, quote_weight
 from memgit.gate.changes import change_kind, find_target, read_change, strip_lead_in
+from memgit.gate.forms import Form, load_forms
 from memgit.gate.prompt import GateRequest
 from memgit.gate.scoping import choose_scope
 from memgit.gate.sentences import LIST_MARKER, shorten, split_sentences
 from memgit.memory import Memory
 
-# (pattern on one sentence, memory type). The group "what" is the statement.
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE | re.DOTALL), kind)
-    for pattern, kind in (
-        (r"^(?:please,?\s+)?(?:always\s+)?remember(?:\s+that)?[:,]?\s+(?P<what>.+)", "fact"),
-        (r"^(?:note|keep in mind)(?:\s+that)?[:,]?\s+(?P<what>.+)", "fact"),
-        (r"^(?:from now on|going forward|in future|in the future),?\s+(?P<what>.+)", "procedure"),
-        (
-            r"^(?P<what>I\s+(?:really\s+|now\s+|still\s+)?"
-            r"(?:prefer|like|love|hate|dislike|always|never)\b.+)",
-            "preference",
-        ),
-        (r"^(?P<what>(?:please\s+)?call me\s+\S.*)", "preference"),
-        (r"^(?P<what>(?:always|never)\s+.+)", "procedure"),
-        (r"^(?:请)?记住[：:，,]?\s*(?P<what>.+)", "fact"),
-        (r"^(?:请)?记得[：:，,]?\s*(?P<what>.+)", "fact"),
-        (r"^以后[，,]?\s*(?P<what>.+)", "procedure"),
-        (r"^(?P<what>我(?:现在|还是)?(?:更|很|最)?(?:喜欢|偏好|习惯|讨厌).+)", "preference"),
-        (r"^(?P<what>(?:请)?叫我.+)", "preference"),
-        (r"^(?P<what>(?:不要|别|永远不要|总是|一定要).+)", "procedure"),
-    )
-)
 _TITLE_LIMIT = 80
 _TITLE_MAX = 200  # the schema's bound: a title that cannot be cut within it is not stored
 # A statement longer than this is quoted and kept only in part (its body too): the
@@ -59,68 +46,264 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a title holds none (the schema says
 # Capture put this where a secret stood (memgit/capture/redact.py): a statement built
 # around a credential keeps nothing worth recalling once the credential is gone.
 _REDACTED = "[REDACTED"
-# "Never mind ..." takes something back for this turn; it is no rule for ever after.
-_IDIOM = re.compile(r"^never\s+mind\b", re.IGNORECASE)
+# Where one sentence holds several statements: "I use fish; my editor is Helix",
+# "..., and the read replica is ...". After "Two things:" a plain comma parts them too.
+_PARTS = re.compile(r";\s+|；|,\s+(?:and|but|plus)\s+|，\s*(?:另外|还有|而且)\s*")
+_LISTED_PARTS = re.compile(r";\s+|；|,\s+(?:and\s+)?|，")
+# The proposal a reply agrees to is among the last sentences of the assistant's message
+# ("... I'd go with RQ. Postgres fits better. Which one?"), not anywhere in a long one.
+_PROPOSAL_WINDOW = 3
+_POINTED_AT = "pointed-at"
+# A reply longer than this is no short agreement, whatever it opens with.
+_AGREEMENT_LIMIT = 160
+# A proposal that speaks of the user ("keep your answers short") is about the user.
+_ABOUT_USER = re.compile(
+    r"\b(?:you|your)\b.*\b(?:answers?|replies|responses|explanations?|summar(?:y|ies)|messages)\b"
+    r"|\bfor you\b|^(?:show|answer|reply|respond|explain|summari[sz]e|format)\b|你的(?:回答|回复)",
+    re.IGNORECASE,
+)
+# What a proposal must say more than: "do it", "use that".
+_EMPTY_PROPOSAL = re.compile(
+    r"^\W*(?:\w+\s+)?(?:it|this|that|them|so|one)\W*$|^(?:it|this|that)\b", re.IGNORECASE
+)
+_CHOICE = re.compile(r"\s(?:or|o|oder)\s|还是|或者|或", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Statement:
-    """One sentence worth keeping: ``quote`` is exact text of the unit at ``start``."""
+    """One sentence (or clause) worth keeping: ``quote`` is exact text of the unit at
+    ``start``; ``scope`` is the scope its form says, if it says one."""
 
     quote: str
     start: int
     what: str
     kind: str | None  # None: no explicit form; it counts only as a change of a memory
     change: str | None  # "SUPERSEDE", "UPDATE" or None
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Reading:
+    """What the forms make of one piece of a sentence."""
+
+    what: str
+    kind: str
+    scope: str | None
+
+
+def _first(forms: tuple[Form, ...], text: str) -> tuple[Form, re.Match[str]] | None:
+    for form in forms:
+        found = form.search(text)
+        if found is not None:
+            return form, found
+    return None
+
+
+# An explicit request may be asked as a question ("Could you remember that ...?"): these
+# never-forms do not refuse it.
+_ASKING = frozenset({"question", "polite-one-off", "one-off"})
+
+
+# A change already made, dated by the moment it was made ("Staging got bumped to
+# Kubernetes 1.29 this morning"), is no instruction for this turn alone.
+_DONE_AT = re.compile(
+    r"\b(?:switched|moved|migrated|upgraded|bumped|changed|went)\b[^;]{0,80}?\b"
+    r"(?:this|yesterday) (?:morning|afternoon|evening|week)\b",
+    re.IGNORECASE,
+)
+
+
+def refused(text: str, *, asking: bool = False) -> str | None:
+    """The name of the never-form ``text`` holds (a question, a joke, ...), if any;
+    ``asking``: ``text`` is an explicit request, which may be put as a question."""
+    for form in load_forms().never:
+        if asking and form.name in _ASKING:
+            continue
+        if form.name == "this-turn" and _DONE_AT.search(text) and change_kind(text):
+            continue
+        if form.search(text) is not None:
+            return form.name
+    return None
 
 
 def find_statements(text: str) -> list[_Statement]:
-    """Explicit memory statements and changes of mind in ``text``, one per sentence at most."""
-    found = []
-    for sentence in split_sentences(text):
-        if sentence.text.endswith(("?", "？")):
+    """The statements worth keeping in ``text`` and its changes of mind."""
+    if _first(load_forms().never_message, text) is not None:
+        return []
+    found: list[_Statement] = []
+    sentences = split_sentences(text)
+    merged = -1
+    for number, sentence in enumerate(sentences):
+        if number == merged:
             continue
         marker = LIST_MARKER.match(sentence.text)
         skip = marker.end() if marker else 0
         quote = shorten(sentence.text[skip:], _QUOTE_LIMIT)
         if quote is None or quote_weight(quote) < MIN_QUOTE_WEIGHT:
             continue  # the evidence check would refuse it, and the whole answer with it
-        if _REDACTED in quote or _IDIOM.match(quote):
+        if find_credentials(quote):  # the contract refuses it, and the whole answer with it
             continue
-        change = change_kind(quote)
         plain = strip_lead_in(quote)
-        what, kind = _explicit(plain)
-        if what is None and change is None:
+        asking = _first(load_forms().requests, plain) is not None
+        if quote.endswith(("?", "？")) and not asking:
             continue
-        found.append(
-            _Statement(
-                quote=quote,
-                start=sentence.start + skip,
-                what=what if what is not None else plain,
-                kind=kind,
-                change=change,
-            )
+        if _REDACTED in quote or refused(quote, asking=asking) is not None:
+            continue
+        start = sentence.start + skip
+        change = change_kind(quote)
+        lead = len(quote) - len(plain)
+        parts = _parts(plain) if change is None else []
+        if parts:
+            found += [
+                _Statement(
+                    quote=part,
+                    start=start + lead + at,
+                    what=piece.what,
+                    kind=piece.kind,
+                    change=None,
+                    scope=piece.scope,
+                )
+                for at, part, piece in parts
+            ]
+            continue
+        reading = _read(plain)
+        if reading is not None and quote.endswith(("?", "？")) and _thin(reading.what):
+            continue  # "Can you remember that file I sent?" asks; it states nothing
+        if reading is None and change is None:
+            continue
+        statement = _Statement(
+            quote=quote,
+            start=start,
+            what=reading.what if reading is not None else plain,
+            kind=reading.kind if reading is not None else None,
+            change=change,
+            scope=reading.scope if reading is not None else None,
         )
+        after = sentences[number + 1] if number + 1 < len(sentences) else None
+        if reading is not None and after is not None and _continues(after.text):
+            # "I'm not a fan of ORMs. Write raw SQL for me instead.": one statement.
+            statement = _joined(text, statement, after.end)
+            merged = number + 1
+        found.append(statement)
     return found
 
 
-def _explicit(sentence: str) -> tuple[str | None, str | None]:
-    for pattern, kind in _RULES:
-        hit = pattern.match(sentence)
-        if hit:
-            what = hit.group("what").strip()
-            return what, _refine(what, kind)
-    return None, None
+def _continues(sentence: str) -> bool:
+    """Whether ``sentence`` only finishes the statement before it ("... instead.")."""
+    return (
+        _first(load_forms().continuations, sentence) is not None
+        and not sentence.endswith(("?", "？"))
+        and _REDACTED not in sentence
+        and refused(sentence) is None
+        and _read(strip_lead_in(sentence)) is None
+    )
 
 
-def _refine(what: str, kind: str) -> str:
-    """ "Remember that I prefer X" is a preference, not just a fact."""
-    if kind != "fact":
-        return kind
-    for pattern, inner in _RULES:
-        if inner != "fact" and pattern.match(what):
-            return inner
-    return kind
+def _joined(text: str, statement: _Statement, end: int) -> _Statement:
+    quote = shorten(text[statement.start : end], _QUOTE_LIMIT)
+    if quote is None or len(quote) <= len(statement.quote):
+        return statement
+    what = statement.what + quote[len(statement.quote) :]
+    return _Statement(
+        quote=quote,
+        start=statement.start,
+        what=what,
+        kind=statement.kind,
+        change=statement.change,
+        scope=statement.scope,
+    )
+
+
+def _read(text: str) -> _Reading | None:
+    """What ``text`` states, by its form: an explicit request keeps what follows it as
+    said; otherwise what follows its openers must have a statement form."""
+    forms = load_forms()
+    request = _first(forms.requests, text)
+    if request is not None:
+        what = text[request[1].end() :].strip().rstrip("?？ ")
+        if not what:
+            return None
+        kind = request[0].type or "fact"
+        inner = _statement(what)
+        if inner is None:
+            return _Reading(what=what, kind=kind, scope=_whose(what))
+        # "Remember that I prefer X" is a preference; "Decision made: ..." stays a decision.
+        return _Reading(what=what, kind=inner.kind if kind == "fact" else kind, scope=inner.scope)
+    rest, opened = _without_openers(text)
+    reading = _statement(rest)
+    if reading is None:
+        return None
+    return _Reading(what=rest, kind=opened or reading.kind, scope=reading.scope)
+
+
+def _thin(what: str) -> bool:
+    """Whether ``what`` is too little to be a statement without a form of its own."""
+    return _statement(what) is None and len(what.split()) < 5 and quote_weight(what) < 24
+
+
+def _without_openers(text: str) -> tuple[str, str | None]:
+    """``text`` without its openers ("Two things:", "Decision made:"), and the type the
+    openers say, if one does."""
+    kind = None
+    for _ in range(3):
+        opener = _first(load_forms().openers, text)
+        if opener is None or not text[opener[1].end() :].strip():
+            break
+        kind = opener[0].type or kind
+        text = text[opener[1].end() :].strip()
+    return text, kind
+
+
+def _statement(text: str) -> _Reading | None:
+    hit = _first(load_forms().statements, text)
+    if hit is None:
+        return None
+    return _Reading(what=text, kind=hit[0].type or "fact", scope=hit[0].scope or _whose(text))
+
+
+def _whose(text: str) -> str | None:
+    """``user`` when ``text`` speaks of the speaker ("I", "my", 我, mi, mein), else
+    ``project`` when it speaks of the team or the project ("we", "our", 我们, unser);
+    None when it says neither (its words then decide: :mod:`memgit.gate.scoping`)."""
+    forms = load_forms()
+    if _first(forms.speaker, text) is not None:
+        return "user"
+    if _first(forms.team, text) is not None:
+        return "project"
+    return None
+
+
+def _parts(text: str) -> list[tuple[int, str, _Reading]]:
+    """The statements of a sentence that holds several ("I use fish, and my editor is
+    Helix"), each with its offset in ``text``; empty when it holds one or none.
+
+    The sentence is parted only when each part is a statement of its own and none is a
+    procedure (which often finishes the sentence before it: "I hate X; never leave
+    any"), or when the whole sentence is no statement and some parts are."""
+    rest, _ = _without_openers(text)
+    offset = len(text) - len(rest)
+    listed = rest is not text and offset > 0
+    cuts = (_LISTED_PARTS if listed else _PARTS).split(rest)
+    if len(cuts) < 2:
+        return []
+    pieces = []
+    at = 0
+    for cut in cuts:
+        at = rest.index(cut, at)
+        piece = cut.strip().rstrip(_TRAILING_STOPS.replace(" ", ""))
+        if piece:
+            pieces.append((offset + at + cut.index(piece), piece))
+        at += len(cut)
+    readings = [(at, piece, _read(piece)) for at, piece in pieces]
+    kept = [
+        (at, piece, reading)
+        for at, piece, reading in readings
+        if reading is not None and quote_weight(piece) >= MIN_QUOTE_WEIGHT
+    ]
+    every = len(kept) == len(readings) and all(r.kind != "procedure" for _, _, r in kept)
+    if every or (kept and _read(text) is None):
+        return kept
+    return []
 
 
 def _title(what: str) -> str | None:
@@ -154,10 +337,75 @@ class RulesBackend:
         return json.dumps(answer.result(), ensure_ascii=False)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Proposal:
+    """What the assistant proposed: a sentence of its unit, and what it proposes."""
+
+    unit: EvidenceUnit
+    quote: str
+    start: int
+    what: str
+
+
+def find_proposal(unit: EvidenceUnit) -> _Proposal | None:
+    """The assistant's proposal in ``unit``: the last of its last three sentences that
+    proposes something ("Shall I switch the tests to pytest?"), passing over one that
+    only points back at an earlier one ("Want me to do that going forward?")."""
+    forms = load_forms()
+    pointed = False  # a later question pointed back here: a plain suggestion will do
+    for sentence in reversed(split_sentences(unit.text)[-_PROPOSAL_WINDOW:]):
+        hit = next(
+            (
+                (form, found)
+                for form in forms.proposals
+                if (pointed or form.name != _POINTED_AT)
+                and (found := form.search(sentence.text)) is not None
+            ),
+            None,
+        )
+        if hit is None:
+            continue
+        what = hit[1].group("what").strip()
+        for reason in forms.reasons:
+            what = reason.pattern.sub("", what)
+        what = what.strip().rstrip(" ?？.!。！,，")
+        if _first(forms.anaphora, what) is not None:
+            pointed = True
+            continue
+        if not what or _EMPTY_PROPOSAL.search(what):
+            return None
+        if quote_weight(sentence.text) < MIN_QUOTE_WEIGHT:
+            return None
+        return _Proposal(unit=unit, quote=sentence.text, start=sentence.start, what=what)
+    return None
+
+
+def agreement(text: str) -> str | None:
+    """What a user's short agreement adds to the proposal it agrees to ("go with
+    Postgres" in "sounds good, go with Postgres"; "" when nothing); None when ``text``
+    is no plain agreement (a question, a "no", a "but", or a long message)."""
+    text = text.strip()
+    if len(text) > _AGREEMENT_LIMIT or quote_weight(text) < MIN_QUOTE_WEIGHT:
+        return None
+    forms = load_forms()
+    hit = _first(forms.agreements, text)
+    if hit is None or _first(forms.hesitations, text) is not None:
+        return None
+    if _first(forms.never_message, text) is not None:
+        return None
+    rest = text[hit[1].end() :].strip(" ,.!;:，。！、-")
+    while True:
+        again = _first(forms.agreements, rest)
+        if again is None or again[1].end() == 0:
+            return rest
+        rest = rest[again[1].end() :].strip(" ,.!;:，。！、-")
+
+
 class _Answer:
     """The Gate JSON for one request, built unit by unit."""
 
     def __init__(self, request: GateRequest) -> None:
+        self.units = request.units
         self.related = {m.id: m for m in request.related}
         self.related_text = {m.id: f"{m.title} {m.body}" for m in request.related}
         # What this answer creates, by candidate id: a change of mind about one of them
@@ -174,6 +422,8 @@ class _Answer:
         self.bindings: list[dict[str, Any]] = []
 
     def cover(self, unit: EvidenceUnit) -> None:
+        if unit.role == "user" and self._agreed(unit):
+            return
         statements = find_statements(unit.text) if unit.role == "user" else []
         if any(self._changes_this_run(statement) for statement in statements):
             self.coverage.append(
@@ -193,6 +443,8 @@ class _Answer:
             candidate = self._candidate(statement, title, body)
             if candidate is None:
                 continue
+            if candidate["action"] == "CREATE" and statement.scope in self.scopes:
+                candidate["scope"] = statement.scope  # the form says whose it is
             self.known.add(_normal(title))
             cid = f"c{len(self.candidates) + 1}"
             ids.append(cid)
@@ -253,6 +505,53 @@ class _Answer:
             "body": body,
         }
 
+    def _agreed(self, unit: EvidenceUnit) -> bool:
+        """Cover ``unit`` as a short agreement to the proposal of the turn just before,
+        if it is one: the memory states the proposal and quotes both."""
+        added = agreement(unit.text)
+        proposal = self._proposal_before(unit) if added is not None else None
+        if added is None or proposal is None:
+            return False
+        what = proposal.what
+        if _CHOICE.search(what) or quote_weight(what) < MIN_QUOTE_WEIGHT:
+            if len(added.split()) < 2 and quote_weight(added) < 2 * MIN_QUOTE_WEIGHT:
+                return False  # "yes" to "Postgres or MySQL?" (or to "RQ") says too little
+            what = f"{added} ({what})"
+        title = _title(what)
+        if title is None or _normal(title) in self.known:
+            return False
+        self.known.add(_normal(title))
+        scope = "user" if _ABOUT_USER.search(proposal.what) else "project"
+        cid = f"c{len(self.candidates) + 1}"
+        self.candidates.append(
+            {
+                "candidate_id": cid,
+                "action": "CREATE",
+                "type": self._type("decision"),
+                "scope": scope if scope in self.scopes else self.scopes[0],
+                "title": title,
+                "body": _sentence_case(what) + ".",
+            }
+        )
+        reply = unit.text.strip()
+        self.bindings.append(
+            {
+                "candidate_id": cid,
+                "claims": [
+                    _claim_at(unit, reply, unit.text.index(reply), "user_confirmation"),
+                    _claim_at(proposal.unit, proposal.quote, proposal.start, "source_excerpt"),
+                ],
+            }
+        )
+        self.coverage.append({"unit_id": unit.id, "decision": "CANDIDATE", "candidate_ids": [cid]})
+        return True
+
+    def _proposal_before(self, unit: EvidenceUnit) -> _Proposal | None:
+        """The proposal of the assistant's last message in the turn just before ``unit``'s."""
+        before = previous_turn(unit.id)
+        said = [u for u in self.units if u.role == "assistant" and u.id.startswith(f"{before}#")]
+        return find_proposal(said[-1]) if said else None
+
     def _type(self, kind: str) -> str:
         return kind if kind in self.types else self.types[0]
 
@@ -269,4 +568,12 @@ def _claim(unit: EvidenceUnit, statement: _Statement) -> dict[str, Any]:
     if unit.text.count(statement.quote) > 1:
         claim["start"] = statement.start
         claim["end"] = statement.start + len(statement.quote)
+    return claim
+
+
+def _claim_at(unit: EvidenceUnit, quote: str, start: int, role: str) -> dict[str, Any]:
+    claim: dict[str, Any] = {"unit_id": unit.id, "quote": quote, "role": role}
+    if unit.text.count(quote) > 1:
+        claim["start"] = start
+        claim["end"] = start + len(quote)
     return claim
