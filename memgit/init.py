@@ -51,6 +51,7 @@ repos:
         entry: memgit-check-supersession
         language: system
         files: ^memories/.*\\.md$
+        always_run: true
       - id: memgit-secrets-message
         name: memgit secrets (commit message)
         entry: memgit-check-secrets --commit-msg

@@ -5,7 +5,8 @@
   there).
 - No memory id is both active and retired: a memory changed in a commit (or
   brought in by a merge) was not retired earlier in that commit's history
-  (``refs/memgit/retired/<id>``, or a retiring commit's trailers).
+  (``refs/memgit/retired/<id>``, or a retiring commit's trailers), and a merge does
+  not keep a memory another of its parents retired.
 - Following ``supersedes`` never leads back to where it started.
 - A memory id lives at one path only, across all scopes.
 """
@@ -60,6 +61,12 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
             continue
         if view.retired_before(memory.id):
             yield _retired_active(path, memory.id)
+    for path in sorted(view.retired_beside):
+        try:
+            memory = view.parsed(path, parse_memory)
+        except MemgitError:
+            continue
+        yield _retired_active(path, memory.id)
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
             memory = view.parsed(path, parse_memory)

@@ -14,6 +14,7 @@ from memgit.governance.retirements import Retirements, retired_in
 from memgit.settings import Settings
 from memgit.settings_cache import cached_settings
 from memgit.sharing.merge import merge_memory
+from memgit.sharing.retired_join import retired_by_a_side
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import blob_at, diff_trees, iter_blobs, read_blob
 
@@ -43,6 +44,9 @@ class CommitView:
     # Memory files a merge brings from its other parents that the first parent lacks:
     # checked again for retired ids, though each was checked where it was made.
     merged_in: frozenset[str] = frozenset()
+    # Memory files a merge keeps from its first parent that another parent lacks because
+    # its history retired them (the same memory made on both sides, one side retired it).
+    retired_beside: frozenset[str] = frozenset()
     # For a merge, each other parent's tree with the merge base's tree: a file both
     # sides changed is explained by the merge when it is the merge driver's join of them.
     joins: tuple[tuple[pygit2.Tree, pygit2.Tree | None], ...] = ()
@@ -231,11 +235,28 @@ def _as_merge(view: CommitView, others: Sequence[pygit2.Commit]) -> CommitView:
         if path.startswith(f"{MEMORIES_DIR}/") and blob_at(view.parent, path) is None
     }
     joins = []
+    retired: set[str] = set()
+    refs = {
+        name: ref.target
+        for name in repo.references
+        if name.startswith(REFS_RETIRED)
+        and isinstance(ref := repo.references[name], pygit2.Reference)
+        and isinstance(ref.target, pygit2.Oid)
+    }
     for other in others:
         base = repo.merge_base(view.base, other.id) if view.base is not None else None
         base_commit = repo.get(base) if base is not None else None
         base_tree = base_commit.tree if isinstance(base_commit, pygit2.Commit) else None
         joins.append((other.tree, base_tree))
+        retired.update(
+            path
+            for path in retired_by_a_side(repo, view.tree, [(other, refs)], base)
+            if blob_at(view.parent, path) is not None
+        )
     return replace(
-        view, changed=frozenset(changed), merged_in=frozenset(merged_in), joins=tuple(joins)
+        view,
+        changed=frozenset(changed),
+        merged_in=frozenset(merged_in),
+        retired_beside=frozenset(retired),
+        joins=tuple(joins),
     )

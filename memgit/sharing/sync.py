@@ -41,11 +41,12 @@ from memgit.settings import Settings
 from memgit.sharing import refs as memgit_refs
 from memgit.sharing.duplicates import possible_duplicates
 from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, forget_fetched, push
+from memgit.sharing.retired_join import retired_by_a_side
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
 from memgit.store.repository import head_branch
 from memgit.store.rewrite import purged_commits
-from memgit.store.tree import diff_trees, read_blob
+from memgit.store.tree import blob_at, diff_trees, read_blob
 from memgit.trailers import render_message
 
 MAX_ROUNDS = 10
@@ -110,7 +111,7 @@ def sync(
         _refuse_purged(git, remote, fetched, branch)
         step("join", 0, 1)
         before = git.references[branch].peel(pygit2.Commit).id
-        joined, found = _join(git, settings, lookup, remote, fetched.tip)
+        joined, found = _join(git, settings, lookup, remote, fetched)
         duplicates.update(dict.fromkeys(found))
         adopted.extend(memgit_refs.adopt(git, fetched.refs))
         tip = git.references[branch].peel(pygit2.Commit).id
@@ -272,10 +273,11 @@ def _join(
     settings: Settings,
     lookup: Lookup,
     remote: str,
-    theirs: pygit2.Oid | None,
+    fetched: Fetched,
 ) -> tuple[str, list[tuple[str, str]]]:
-    """Publish the branch joined with ``theirs``; how it was joined, and the possible
-    duplicates a merge kept."""
+    """Publish the branch joined with the fetched branch; how it was joined, and the
+    possible duplicates a merge kept."""
+    theirs = fetched.tip
     how = ["up-to-date"]
     duplicates: list[tuple[str, str]] = []
 
@@ -305,8 +307,15 @@ def _join(
                 _added_memories(git, base_tree, other.tree),
             )
         )
+        files = _changes(git, tip.tree, tree)
+        sides = [(tip, memgit_refs.local_refs(git)), (other, fetched.refs)]
+        for path in retired_by_a_side(git, tree, sides, base, forgotten=True):
+            if blob_at(tip.tree, path) is None:
+                files.pop(path, None)  # this side retired it: the other's copy stays out
+            else:
+                files[path] = None  # the other side retired it
         message = render_message(f"sync: merge {remote}")
-        return Change(files=_changes(git, tip.tree, tree), message=message, merged=(str(theirs),))
+        return Change(files=files, message=message, merged=(str(theirs),))
 
     publish(git, plan, guard=_JoinGuard(lookup), author_fallback=settings.author)
     return how[0], duplicates
