@@ -38,6 +38,7 @@ from typing import Any
 
 from memgit.evidence import topic_terms
 from memgit.gate.subjects import (
+    READ_LIMIT,
     bounded,
     compile_words,
     invalid_rules,
@@ -255,7 +256,9 @@ def _sentence_case(text: str) -> str:
 
 
 def read_change(text: str) -> Change | None:
-    """The change or correction ``text`` says, or None when it says neither."""
+    """The change or correction ``text`` says, or None when it says neither (read in its
+    first ``READ_LIMIT`` characters)."""
+    text = text[:READ_LIMIT]
     rules = _rules()
     if rules.not_a_change.search(text):
         return None

@@ -22,7 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from memgit.gate.subjects import compile_words, invalid_rules, load_subjects, word_list
+from memgit.gate.subjects import (
+    READ_LIMIT,
+    compile_words,
+    invalid_rules,
+    load_subjects,
+    word_list,
+)
 from memgit.yamlio import parse_yaml
 
 __all__ = ["choose_scope"]
@@ -74,7 +80,9 @@ def _is_project(text: str) -> bool:
 
 
 def choose_scope(text: str, scopes: Sequence[str]) -> str:
-    """The scope for a statement ``text`` among ``scopes`` (memgit.yaml's, default first)."""
+    """The scope for a statement ``text`` among ``scopes`` (memgit.yaml's, default first),
+    read in its first ``READ_LIMIT`` characters, as a change is."""
+    text = text[:READ_LIMIT]
     if _words().user.search(text):
         wanted = USER
     elif _is_project(text):

@@ -24,6 +24,12 @@ from typing import Any
 from memgit.errors import InvalidInputError
 from memgit.yamlio import parse_yaml
 
+# The Gate's word lists and forms are read in the first this many characters of a
+# statement: the rules Gate quotes at most 1,000 (a longer sentence is cut there), and
+# some forms scan a run of name characters from every position, which costs the square
+# of the text's length.
+READ_LIMIT = 1000
+
 __all__ = [
     "Slot",
     "bounded",
