@@ -19,7 +19,8 @@ from recall_fixtures import comparable
 from support import git, memgit_cli
 
 ROTATE = "The deploy key rotates every Thursday at noon."
-BUCKET = "Backups go to the cold storage bucket in Frankfurt."
+# A question: the rules Gate keeps no memory of it, so the turn itself is what recall finds.
+BUCKET = "Do backups go to the cold storage bucket in Frankfurt?"
 OLD = "2025-09-30T10:00:00Z"  # two months before tests/conftest.py's fixed "now"
 QUERIES = ("when does the deploy key rotate", "where do backups go", "Thursday Frankfurt")
 

@@ -40,7 +40,9 @@ def test_a_clean_range_is_a_passing_summary_with_counts(processed: Path) -> None
     commits = len(git(processed, "rev-list", "HEAD").split())
     assert out.startswith("## memgit verify: passed\n")
     assert f"- Commits checked: {commits}\n" in out
-    assert "- Memories created: 2, updated: 0, superseded: 1, retracted: 0\n" in out
+    assert (
+        "- Memories created: 4, updated: 0, superseded: 1, retracted: 0\n" in out
+    )  # the linter facts too
     assert "- Captures added: 3\n" in out
     assert "No problems found." in out
     assert "| commit |" not in out
