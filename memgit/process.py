@@ -159,9 +159,14 @@ def pending_batches(
         else replace(state, pending=tuple(c for c in state.pending if c.path in only))
     )
     tree_state = _state(lookup, settings, tree)
-    return [
-        _with_context(lookup.repo, tree, b, tree_state) for b in _batches(chosen, size, held)
-    ], state
+    batches = []
+    # A turn an earlier batch of this call decides is decided when a later one runs, as
+    # it is for a later call: a run's context must not depend on where a process began.
+    earlier: set[str] = set()
+    for batch in _batches(chosen, size, held):
+        batches.append(_with_context(lookup.repo, tree, batch, tree_state, frozenset(earlier)))
+        earlier.update(unit.id for unit in batch.units)
+    return batches, state
 
 
 def _state(lookup: Lookup, settings: Settings, tree: pygit2.Tree | None) -> ProcessingState:
@@ -265,10 +270,15 @@ def _make_batch(
 
 
 def _with_context(
-    repo: pygit2.Repository, tree: pygit2.Tree | None, batch: _Batch, state: ProcessingState
+    repo: pygit2.Repository,
+    tree: pygit2.Tree | None,
+    batch: _Batch,
+    state: ProcessingState,
+    earlier: frozenset[str] = frozenset(),
 ) -> _Batch:
     """``batch`` with the turn before each of its short replies, when that turn is in
-    ``tree`` and an earlier run decided it (an agent host processes each turn as it
+    ``tree`` and an earlier run (or an earlier batch of this call: ``earlier``, unit ids)
+    decided it (an agent host processes each turn as it
     comes, so "yes, do that" arrives after the proposal was processed). ``state`` is
     the tree's own, without what open proposals hold: the checks know only the tree."""
     tip = _tip(repo)
@@ -278,7 +288,7 @@ def _with_context(
     order: list[PendingCapture] = []
     context: list[PendingCapture] = []
     for capture in batch.captures:
-        before = _turn_before(repo, tip, capture, state) if _short_reply(capture) else None
+        before = _turn_before(repo, tip, capture, state, earlier) if _short_reply(capture) else None
         if before is not None and before.path not in have:
             have.add(before.path)
             context.append(before)
@@ -297,7 +307,11 @@ def _short_reply(capture: PendingCapture) -> bool:
 
 
 def _turn_before(
-    repo: pygit2.Repository, tip: pygit2.Commit, capture: PendingCapture, state: ProcessingState
+    repo: pygit2.Repository,
+    tip: pygit2.Commit,
+    capture: PendingCapture,
+    state: ProcessingState,
+    earlier: frozenset[str],
 ) -> PendingCapture | None:
     """The session's previous turn (seq one less), when a run decided every unit of it
     that can support a memory; its units shown as unable to support: context, never
@@ -324,7 +338,10 @@ def _turn_before(
     except MemgitError:
         return None
     units = units_of(turn, capture=path, blob=str(blob))
-    if any(unit.can_support and unit.id not in state.processed for unit in units):
+    if any(
+        unit.can_support and unit.id not in state.processed and unit.id not in earlier
+        for unit in units
+    ):
         return None
     return PendingCapture(
         path=path,
@@ -588,7 +605,10 @@ def _replan(
                 ),
             )
     closed = _state(lookup, settings, tree).holding(batch.held).closed(batch.unit_map)
-    if closed == batch.closed:
+    # A context turn (never this run's to decide) may have been decided meanwhile by an
+    # earlier batch of the same call: that changes nothing the answer covers.
+    deciding = {unit.id for unit in batch.units if unit.can_support}
+    if _only(closed, deciding) == _only(batch.closed, deciding):
         return gate, batch.captures, ()
     if not closed.keys() >= batch.closed.keys():
         return None
@@ -600,6 +620,10 @@ def _replan(
     still_open = {unit.capture for unit in supporting}
     captures = tuple(c for c in batch.captures if c.path in still_open)
     return answer, captures, ({"code": "replanned", "count": dropped},)
+
+
+def _only(closed: Mapping[str, Any], units: Collection[str]) -> dict[str, Any]:
+    return {unit: value for unit, value in closed.items() if unit in units}
 
 
 def _run_moment(batch: _Batch) -> datetime:
