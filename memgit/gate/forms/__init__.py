@@ -96,26 +96,7 @@ def parse_forms(text: str, *, source: str) -> Forms:
     language = data.get("language")
     if not isinstance(language, str) or not language:
         raise _invalid("language must be a non-empty string", source, "language")
-    return Forms(
-        *(
-            tuple(_forms(data.get(key) or [], key, language, source))
-            for key in (
-                "requests",
-                "openers",
-                "statements",
-                "never",
-                "never_message",
-                "agreements",
-                "hesitations",
-                "proposals",
-                "continuations",
-                "reasons",
-                "anaphora",
-                "speaker",
-                "team",
-            )
-        )
-    )
+    return Forms(*(tuple(_forms(data.get(key) or [], key, language, source)) for key in _LISTS))
 
 
 def _forms(entries: Any, key: str, language: str, source: str) -> Iterable[Form]:
