@@ -123,8 +123,6 @@ NEVER = [
     "Yo nunca dije eso.",
     "我没说过这句话。",
     "Fun fact: Discord moved from Go to Rust.",
-    "pnpm-lock.yaml is gone, bun.lock is committed.",
-    "The old staging box is history.",
     "Decision from this morning's call: so please stop suggesting the 15-only fixes 😅",
 ]
 

@@ -452,7 +452,11 @@ class _Answer:
             return
         ids = [] if agreed is None else [agreed]
         reason = "no-durable-content"
+        changed = False  # a statement before said what holds now ("we moved to bun")
         for statement in statements:
+            if changed and _only_removes(statement):
+                continue  # "pnpm-lock.yaml is gone" after "we moved to bun": the same change
+            changed = changed or _says_new(statement)
             title, body = _title(statement.what), _sentence_case(statement.what)
             if title is None:
                 reason = "ambiguous"
@@ -580,6 +584,18 @@ class _Answer:
             "coverage": self.coverage,
             "evidence_bindings": self.bindings,
         }
+
+
+def _only_removes(statement: _Statement) -> bool:
+    """Whether ``statement`` is a change that names only what no longer holds."""
+    change = read_change(statement.quote) if statement.change is not None else None
+    return change is not None and bool(change.old) and not change.new
+
+
+def _says_new(statement: _Statement) -> bool:
+    """Whether ``statement`` is a change that names what holds now."""
+    change = read_change(statement.quote) if statement.change is not None else None
+    return change is not None and bool(change.new)
 
 
 def _claim(unit: EvidenceUnit, statement: _Statement) -> dict[str, Any]:
