@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -99,23 +99,23 @@ class Conversation:
     stale_retired: str  # the `retired` text it matches
 
 
-# Where the rules Gate stands (2026-12-03), each floor rounded down to 0.05.
-# conversation.yaml: 44 % kept at 75 % precision, two changes of mind not applied.
-# conversation-2.yaml: 38 % kept at 56 % precision, two changes of mind not applied
-# (ECS and its region, Poetry: three stale hits). Nothing leaked in either. The
-# issue's goal (70 %, every change applied) is the last test.
+# Where the rules Gate stands (2026-12-03, second session), each floor rounded down to
+# 0.05. conversation.yaml: 85 % kept at 96 % precision, every change of mind applied.
+# conversation-2.yaml: 46 % kept at 58 % precision, two changes of mind not applied
+# (ECS and its region, Poetry: three stale hits). Nothing leaked in either. The issue's goal (70 %,
+# every change applied) is the last test.
 CONVERSATIONS = (
     Conversation(
         name="conversation.yaml",
-        floor_recall=0.40,
-        floor_precision=0.70,
-        floor_stale=2,
+        floor_recall=0.80,
+        floor_precision=0.90,
+        floor_stale=0,
         stale_body="We deploy to Heroku.",
         stale_retired="ropewalk deploys to Heroku.",
     ),
     Conversation(
         name="conversation-2.yaml",
-        floor_recall=0.35,
+        floor_recall=0.45,
         floor_precision=0.55,
         floor_stale=3,
         stale_body="We deploy on ECS Fargate.",
@@ -312,9 +312,11 @@ def test_the_checks_pass_a_careful_person_and_catch_what_they_name(
     assert "(unexpected)" in _report(score, stale, [], *_rates(score))
 
 
-def _conversation_result(
-    tmp_path: Path, name: str
-) -> tuple[ItemScore, list[tuple[Stored, str]], list[str], str]:
+# The score, the stale memories, what leaked, and the report a developer reads.
+Result = tuple[ItemScore, list[tuple[Stored, str]], list[str], str]
+
+
+def _conversation_result(tmp_path: Path, name: str) -> Result:
     """Capture and process the two weeks as a host would; the score, the stale memories,
     what leaked, and the report a developer reads."""
     from memgit import MemoryRepo
@@ -345,12 +347,26 @@ def _conversation_result(
     return score, stale, leaked, _report(score, stale, leaked, recall, precision)
 
 
+@pytest.fixture(scope="module")
+def two_weeks(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Result]:
+    """Each conversation captured and processed once for the tests below (two weeks of
+    processing is the slow part)."""
+    done: dict[str, Result] = {}
+
+    def result(name: str) -> Result:
+        if name not in done:
+            done[name] = _conversation_result(tmp_path_factory.mktemp("two-weeks"), name)
+        return done[name]
+
+    return result
+
+
 @pytest.mark.parametrize("conversation", CONVERSATIONS, ids=NAMES)
 def test_the_rules_gate_holds_its_ground_on_two_weeks(
-    tmp_path: Path, conversation: Conversation
+    two_weeks: Callable[[str], Result], conversation: Conversation
 ) -> None:
     """No credential anywhere in Git, and no step back from where the Gate stands."""
-    score, stale, leaked, report = _conversation_result(tmp_path, conversation.name)
+    score, stale, leaked, report = two_weeks(conversation.name)
     recall, precision = _rates(score)
     assert not leaked, report
     assert recall >= conversation.floor_recall, report
@@ -361,29 +377,24 @@ def test_the_rules_gate_holds_its_ground_on_two_weeks(
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(
-            "conversation.yaml",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 25's acceptance, not met yet: 44 % of the 70 % kept, "
-                "2 changes not applied",
-            ),
-        ),
+        "conversation.yaml",
         pytest.param(
             "conversation-2.yaml",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="issue 25's acceptance, not met yet: 38 % of the 70 % kept, "
+                reason="issue 25's acceptance, not met yet: 46 % of the 70 % kept, "
                 "2 changes not applied",
             ),
         ),
     ],
 )
-def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path, name: str) -> None:
+def test_default_gate_keeps_what_a_careful_person_would(
+    two_weeks: Callable[[str], Result], name: str
+) -> None:
     """Two weeks in, the memories are the current state: most of `expected`, none of
-    `retired`, no chit-chat, and no credential anywhere in Git. Strict: once it passes,
-    the mark must go."""
-    score, stale, leaked, report = _conversation_result(tmp_path, name)
+    `retired`, no chit-chat, and no credential anywhere in Git. The xfail is strict: once
+    a conversation passes, its mark must go."""
+    score, stale, leaked, report = two_weeks(name)
     if not _passes(score, stale) or leaked:
         pytest.fail(
             "the Gate's memories after two weeks are not what a careful person keeps\n" + report
