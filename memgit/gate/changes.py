@@ -367,8 +367,11 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     if change is not None and change.old:
         named = _about(" ".join(change.old))
         if named:
-            # Every word of it: "main.py" is not "main".
-            return (3, shared, share) if named <= about else None
+            # Every word of it ("main.py" is not "main"), or every thing it names ("the
+            # MySQL instance is switched off" names MySQL).
+            things = _family_words(" ".join(change.old))
+            held = named <= about or bool(things and things <= about)
+            return (3, shared, share) if held else None
     mine, theirs = slot_of(text).things, slot_of(content).things
     if mine & theirs:
         family = _family_words(text) | _family_words(content)

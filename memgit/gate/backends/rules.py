@@ -72,6 +72,8 @@ _ABOUT_USER = re.compile(
 _EMPTY_PROPOSAL = re.compile(
     r"^\W*(?:\w+\s+)?(?:it|this|that|them|so|one)\W*$|^(?:it|this|that)\b", re.IGNORECASE
 )
+# What a "yes, but ..." changes in the proposal it agrees to.
+_AMENDMENT = re.compile(r"^(?:but|aber|pero|但是?)\s*(\S.*)$", re.IGNORECASE)
 _CHOICE = re.compile(r"\s(?:or|o|oder)\s|还是|或者|或", re.IGNORECASE)
 
 
@@ -335,7 +337,7 @@ def _parts(text: str) -> list[tuple[int, str, _Reading]]:
     rest, _ = _without_openers(text)
     offset = len(text) - len(rest)
     listed = rest is not text and offset > 0
-    cuts = (_LISTED_PARTS if listed else _PARTS).split(rest)
+    cuts = _split(_LISTED_PARTS if listed else _PARTS, rest)
     if len(cuts) < 2:
         return []
     pieces = []
@@ -353,9 +355,23 @@ def _parts(text: str) -> list[tuple[int, str, _Reading]]:
         if reading is not None and quote_weight(piece) >= MIN_QUOTE_WEIGHT
     ]
     every = len(kept) == len(readings) and all(r.kind != "procedure" for _, _, r in kept)
-    if every or (kept and _read(text) is None):
+    # After "so you know who to bug:" the parts are a list: the items that read are kept.
+    if every or (kept and _read(text) is None) or (listed and len(kept) > 1):
         return kept
     return []
+
+
+def _split(pattern: re.Pattern[str], text: str) -> list[str]:
+    """``text`` cut where ``pattern`` matches outside parentheses ("farah builds the
+    dashboard (she's in Karachi, so ...)" is one part)."""
+    cuts, at = [], 0
+    for found in pattern.finditer(text):
+        if text.count("(", 0, found.start()) > text.count(")", 0, found.start()):
+            continue
+        cuts.append(text[at : found.start()])
+        at = found.end()
+    cuts.append(text[at:])
+    return cuts
 
 
 def _title(what: str) -> str | None:
@@ -491,11 +507,15 @@ class _Answer:
         ids = [] if agreed is None else [agreed]
         reason = "no-durable-content"
         changed = False  # a statement before said what holds now ("we moved to bun")
+        gone: set[str] = set()  # the old values the unit's changes so far named
         self.handoff = None
         for number, statement in enumerate(statements):
             if changed and _only_removes(statement):
                 continue  # "pnpm-lock.yaml is gone" after "we moved to bun": the same change
+            if statement.change is not None and _names_any(statement.quote, gone):
+                continue  # "we ditched Poetry for uv. poetry.lock is deleted ...": the same
             changed = changed or _says_new(statement)
+            gone |= _old_values(statement)
             if _only_removes(statement) and self._hands_off(statement, statements[number + 1 :]):
                 continue  # "No more LaunchDarkly. Flags live in Unleash now.": one change
             title, body = _title(statement.what), _sentence_case(statement.what)
@@ -618,7 +638,10 @@ class _Answer:
         if added is None or proposal is None:
             return None
         what = proposal.what
-        if _CHOICE.search(what) or quote_weight(what) < MIN_QUOTE_WEIGHT:
+        amendment = _AMENDMENT.match(added)
+        if amendment:  # "yes, do it, but cap the backoff at 60s"
+            what = f"{what}, {amendment.group(1).rstrip(' .!')}"
+        elif _CHOICE.search(what) or quote_weight(what) < MIN_QUOTE_WEIGHT:
             if len(added.split()) < 2 and quote_weight(added) < 2 * MIN_QUOTE_WEIGHT:
                 return None  # "yes" to "Postgres or MySQL?" (or to "RQ") says too little
             what = f"{added} ({what})"
@@ -677,6 +700,19 @@ def _only_removes(statement: _Statement) -> bool:
     """Whether ``statement`` is a change that names only what no longer holds."""
     change = read_change(statement.quote) if statement.change is not None else None
     return change is not None and bool(change.old) and not change.new
+
+
+def _old_values(statement: _Statement) -> set[str]:
+    """The old values ``statement``'s change names, lower-cased ("poetry")."""
+    change = read_change(statement.quote) if statement.change is not None else None
+    return {value.lower() for value in change.old} if change is not None else set()
+
+
+def _names_any(text: str, values: set[str]) -> bool:
+    """Whether ``text`` names one of ``values`` as a word of its own."""
+    return any(
+        re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) for value in values
+    )
 
 
 def _says_new(statement: _Statement) -> bool:
