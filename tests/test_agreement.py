@@ -131,6 +131,20 @@ def test_what_is_not_an_agreement_keeps_nothing(
     assert memories(repo_path) == {}
 
 
+@pytest.mark.parametrize(
+    "proposal",
+    [
+        "Shall I always run the formatter before I show you code?",
+        "Should I keep replies under about 10 lines unless you ask for more?",
+        "Soll ich dir Code-Kommentare künftig auf Deutsch schreiben?",
+    ],
+)
+def test_how_the_assistant_works_with_the_user_is_the_users(repo_path: Path, proposal: str) -> None:
+    _proposal_then(repo_path, proposal, "yes please")
+    (memory,) = memories(repo_path).values()
+    assert memory.scope == "user"
+
+
 def test_a_yes_with_an_amendment_keeps_the_proposal_as_amended(repo_path: Path) -> None:
     _proposal_then(
         repo_path,

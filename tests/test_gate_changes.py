@@ -480,6 +480,23 @@ SAID_NEXT = [
         "No more LaunchDarkly, the contract ended. Flags live in Unleash now, self-hosted.",
         "SUPERSEDE",
     ),
+    (
+        "We use Yarn 1 for packages.",
+        "Yarn classic is out. We're on pnpm 9 since Monday.",
+        "SUPERSEDE",
+    ),
+    (
+        "The prod database is on port 5433.",
+        "wait no, I mixed them up. prod is on 5432, it's the replica that's on 5433",
+        "UPDATE",
+    ),
+    ("My shell is bash.", "moved my shell to zsh finally, oh-my-zsh and all", "SUPERSEDE"),
+    (
+        "The session cookie lasts 7 days.",
+        "we shortened session cookies to 24h after the security review",
+        "SUPERSEDE",
+    ),
+    ("Our error tracker is Rollbar.", "Rollbar → Sentry, done as of this morning", "SUPERSEDE"),
 ]
 
 

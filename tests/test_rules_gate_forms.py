@@ -137,6 +137,9 @@ NEVER = [
     "status: CI is green, deploy going out now",
     "I'd rather have none than those.",
     "Cloud Build does the rest.",
+    "Love how the build takes 14 minutes.",
+    "Deploy is running, should be done in 5.",
+    "Our CTO's take in the all-hands was basically 'we'll be on Kubernetes by summer'.",
     "Decision from this morning's call: so please stop suggesting the 15-only fixes 😅",
 ]
 

@@ -58,6 +58,13 @@ _LISTS = ("how", "lead_in", "opens_rule", "change", "correction", "not_a_change"
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Parts of an address every address has: "api.example.com" and "docs.example.com" are
 # not one topic.
+_TEAM = re.compile(r"\b(?:we|we're|we've|our|ours|us|the team)\b|我们|nosotros|\bwir\b", re.I)
+_SOMEONE_ELSE = re.compile(
+    r"^\W*(?:(?-i:[A-Z][a-z]+)(?:\s+(?:has|have|just|also|finally|now))?\s+"
+    r"(?:switched|moved|migrated|changed|uses?|prefers?|likes?|went|upgraded|is on)\b"
+    r"|(?:he|she|they)\b)|\b(?:his|her|their)\b",
+    re.I,
+)
 _NOISE = frozenset({"com", "org", "net", "io", "www", "http", "https", "html"})
 _MIN_SHARED = 2
 _TRAILING = " \t.,;:!?。，；：！？"
@@ -334,14 +341,27 @@ def near_subject(text: str, content: str) -> bool:
     plain = strip_lead_in(text)
     if not _words_only(_about(plain)) & _words_only(_about(content)):
         return False
-    if _speaks_of_self(plain) != _speaks_of_self(content):
+    if not _same_person(plain, content):
         return False
     return same_subject(slot_of(plain), slot_of(content))
 
 
-def _speaks_of_self(text: str) -> bool:
-    """Whether ``text`` speaks in the first person singular (I, my, 我, mi, mein)."""
-    return any(form.search(text) for form in load_forms().speaker)
+def _person(text: str) -> str | None:
+    """Whose ``text`` speaks of: ``self`` (I, my, 我, mi, mein), ``team`` (we, our),
+    ``other`` (a name or he/she/they doing something), or None when it says no one
+    ("moved to zsh finally")."""
+    if any(form.search(text) for form in load_forms().speaker):
+        return "self"
+    if _TEAM.search(text):
+        return "team"
+    return "other" if _SOMEONE_ELSE.search(text) else None
+
+
+def _same_person(text: str, content: str) -> bool:
+    """Whether ``text`` and ``content`` may speak of the same person's things: both of
+    the same one, or one of them of no one."""
+    mine, theirs = _person(text), _person(content)
+    return mine is None or theirs is None or mine == theirs
 
 
 def _family_words(text: str) -> frozenset[str]:
@@ -374,7 +394,8 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
             return (3, shared, share) if held else None
     mine, theirs = slot_of(text).things, slot_of(content).things
     if mine & theirs:
-        family = _family_words(text) | _family_words(content)
+        # The family's own name is no more than the family: "My shell is bash".
+        family = _family_words(text) | _family_words(content) | topic_terms(" ".join(mine & theirs))
         if not (words - family - about) or not (about - family - words):
             return (2, shared, share)
     if shared == 0 or (shared < _MIN_SHARED and share < 0.5):
@@ -396,7 +417,7 @@ def find_target(text: str, known: Mapping[str, str], *, taken: Set[str]) -> str 
         level = _level(plain, content, change)
         if level is None or not same_subject(slot, slot_of(content), named=level[0] == 3):
             continue
-        if level[0] < 3 and _speaks_of_self(plain) != _speaks_of_self(content):
+        if level[0] < 3 and not _same_person(plain, content):
             continue  # "Priya switched to Zed" leaves "I use VS Code" alone
         # Of two memories holding the value named, one no qualifier parts from the
         # statement fits better.

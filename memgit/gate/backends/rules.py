@@ -30,6 +30,7 @@ from typing import Any
 from memgit.capture.redact import find_credentials
 from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, previous_turn, quote_weight
 from memgit.gate.changes import (
+    Change,
     change_kind,
     find_target,
     near_subject,
@@ -40,6 +41,7 @@ from memgit.gate.forms import Form, load_forms
 from memgit.gate.prompt import GateRequest
 from memgit.gate.scoping import choose_scope
 from memgit.gate.sentences import LIST_MARKER, shorten, split_sentences
+from memgit.gate.subjects import related_text
 from memgit.memory import Memory
 
 _TITLE_LIMIT = 80
@@ -65,7 +67,11 @@ _AGREEMENT_LIMIT = 160
 # A proposal that speaks of the user ("keep your answers short") is about the user.
 _ABOUT_USER = re.compile(
     r"\b(?:you|your)\b.*\b(?:answers?|replies|responses|explanations?|summar(?:y|ies)|messages)\b"
-    r"|\bfor you\b|^(?:show|answer|reply|respond|explain|summari[sz]e|format)\b|你的(?:回答|回复)",
+    r"|\bfor you\b|^(?:show|answer|reply|respond|explain|summari[sz]e|format)\b|你的(?:回答|回复)"
+    # How the assistant works with the user: "... before I show you code", "keep replies
+    # under 10 lines", "dir ... schreiben", "te responda".
+    r"|\b(?:show|send|give|tell|ask|answer|reply to|write to)\s+you\b|\bunless you\b"
+    r"|^(?:\w+\s+){0,3}(?:replies|answers|responses)\b|\b(?:dir|dich)\b|\bte\s+\w+[ae]\b|\ba ti\b",
     re.IGNORECASE,
 )
 # What a proposal must say more than: "do it", "use that".
@@ -117,7 +123,8 @@ _ASKING = frozenset({"question", "polite-one-off", "one-off"})
 # instruction for this turn alone; a change said to hold only for a while still is.
 _DONE = re.compile(
     r"\b(?:switched|moved|migrated|upgraded|bumped|changed|went|replaced|swapped|ditched"
-    r"|dropped|raised|lowered|increased|renamed|rolled out|killed|retired)\b",
+    r"|dropped|raised|lowered|increased|renamed|rolled out|killed|retired|shortened)\b"
+    r"|->|→|=>",
     re.IGNORECASE,
 )
 _DONE_WHEN = re.compile(
@@ -172,9 +179,11 @@ def find_statements(text: str) -> list[_Statement]:
     sentences = split_sentences(text)
     merged = -1
     introduced = -2  # the sentence of the last statement that says who the user is
+    correcting = False  # the sentence before only said a correction follows
     for number, sentence in enumerate(sentences):
         if number == merged:
             continue
+        before, correcting = correcting, _only_corrects(sentence.text)
         marker = LIST_MARKER.match(sentence.text)
         skip = marker.end() if marker else 0
         quote = shorten(sentence.text[skip:], _QUOTE_LIMIT)
@@ -210,6 +219,8 @@ def find_statements(text: str) -> list[_Statement]:
             continue  # "Can you remember that file I sent?" asks; it states nothing
         if reading is None and change is None:
             continue
+        if change is None and before:
+            change = "UPDATE"  # "wait no, I mixed them up. prod is on 5432, ..."
         statement = _Statement(
             quote=quote,
             start=start,
@@ -231,6 +242,12 @@ def find_statements(text: str) -> list[_Statement]:
         introduced = number if _introduces(statement) else -2
         found.append(statement)
     return found
+
+
+def _only_corrects(sentence: str) -> bool:
+    """Whether ``sentence`` only says that what follows corrects ("wait no, I mixed them
+    up."): a correction with nothing of its own to keep."""
+    return change_kind(sentence) == "UPDATE" and _read(strip_lead_in(sentence)) is None
 
 
 def _introduces(statement: _Statement) -> bool:
@@ -560,10 +577,15 @@ class _Answer:
         """Whether ``removal`` (a change that names only what no longer holds) finds its
         memory and a later statement of the unit says what holds now: that statement
         then replaces the memory, quoting both."""
-        if not any(s.change is not None and (s.kind is not None or _says_new(s)) for s in after):
-            return False
         found = find_target(removal.quote, self.related_text, taken=self.taken)
         if found is None:
+            return False
+        content = self.related_text[found]
+        if not any(
+            (s.change is not None and (s.kind is not None or _says_new(s)))
+            or (s.kind is not None and related_text(s.quote, content))
+            for s in after
+        ):
             return False
         self.handoff = (self.related[found], removal)
         return True
@@ -589,6 +611,13 @@ class _Answer:
     ) -> dict[str, Any] | None:
         target: Memory | None = None
         change = read_change(statement.quote) if statement.change is not None else None
+        if change is None and statement.change is not None:  # the sentence before said so
+            change = Change(action=statement.change, old=(), new=(), wording=None, alone=False)
+        if change is None and self.handoff is not None:
+            memory = self.handoff[0]
+            if related_text(statement.quote, f"{memory.title} {memory.body}"):
+                # "Yarn classic is out. We're on pnpm 9 since Monday.": the new state.
+                return self._replacing(memory, "SUPERSEDE", statement, title, body)
         if change is not None:
             found = find_target(statement.quote, self.related_text, taken=self.taken)
             target = self.related[found] if found is not None else None
@@ -619,10 +648,16 @@ class _Answer:
                 "title": title,
                 "body": body,
             }
+        return self._replacing(target, statement.change or "SUPERSEDE", statement, title, body)
+
+    def _replacing(
+        self, target: Memory, action: str, statement: _Statement, title: str, body: str
+    ) -> dict[str, Any]:
+        """The candidate that replaces ``target``: a correction keeps the scope of what it
+        corrects, and its type unless it says one."""
         self.taken.add(target.id)
-        # A correction keeps the scope of what it corrects, and its type unless it says one.
         return {
-            "action": statement.change,
+            "action": action,
             "target": target.id,
             "type": self._type(statement.kind or target.type),
             "scope": target.scope,
