@@ -765,12 +765,12 @@ def looks_random(token: str) -> bool:
 def looks_generated(token: str) -> bool:
     """Whether ``token`` is a generated secret even with no credential word beside it: 20+
     characters mixing upper case, lower case and digits at 3.7 bits a character or more,
-    no path, and not words run together (``ThisIsALongName2024``). Such a string in a memory
+    only a key's characters, and not words run together (``ThisIsALongName2024``). Such a string in a memory
     is a key pasted in a shape no rule knows; a memory has no reason to hold one."""
     token = token.rstrip(_TRAILING)
-    if len(token) < 20 or "/" in token or not looks_random(token):
+    if len(token) < 20 or not _KEY_CHARS.fullmatch(token) or not looks_random(token):
         return False
-    worded = sum(len(run) for run in _LOWER_RUN.findall(token))
+    worded = sum(len(run) for run in _WORD_RUN.findall(token))
     return (
         any(c.isupper() for c in token)
         and any(c.islower() for c in token)
@@ -780,8 +780,12 @@ def looks_generated(token: str) -> bool:
     )
 
 
-# Runs of three or more lower-case letters: most of a CamelCase name, little of a key.
-_LOWER_RUN = re.compile("[a-z]{3,}")
+# Runs of three or more letters of one case: most of a name (``EVENTLOG_ERROR_TYPE``,
+# ``CamelCase``), little of a key.
+_WORD_RUN = re.compile("[a-z]{3,}|[A-Z]{3,}")
+# A key's characters (base64, URL-safe or not): a name in code has dots, and more than two
+# underscores or hyphens.
+_KEY_CHARS = re.compile(r"[A-Za-z0-9]+(?:[-_+=][A-Za-z0-9]+){0,2}={0,2}")
 
 
 def _entropy(text: str) -> float:
