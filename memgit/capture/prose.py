@@ -483,7 +483,8 @@ _LOGIN_PURPOSE = (
     r"|at[ \t]++the[ \t]++(?:(?:front|back|side|main)[ \t]++)?(?:door|gate|keypad)"
     r"|as[ \t]++(?:(?:the|my|a|our|your)[ \t]++)?(?:password|passcode|passphrase|pin|pw)"
     r"|para[ \t]++(?:entrar|acceder|iniciar[ \t]++sesi(?:ó|o)n|desbloquear|abrir)"
-    r"|como[ \t]++(?:(?:la|el|tu|mi)[ \t]++)?(?:contraseña|contrasena|clave|pin)"
+    r"|como[ \t]++(?:(?:la|el|tu|mi)[ \t]++)?(?:contraseña|contrasena|pin"
+    r"|clave(?![ \t]++[a-zñ]))"  # "como clave primaria" is a primary key
     r"|zum[ \t]++(?:einloggen|anmelden|entsperren)|als[ \t]++(?:passwort|kennwort|pin)"
     r"|einloggen|anmelden|entsperren)(?![a-z0-9_])"
 )
@@ -530,6 +531,17 @@ _VALUE_FIRST = re.compile(
     + rf"|(?:用|输入|使用)[ \t]*+(?P<token4>[^\s{_CJK}]{{1,128}}+)"
     + r"[ \t]*+(?:登录|登陆|登入|解锁|开门|进入)"
 )
+# A bare "key" after a wifi or a door named on the same line: "guest wifi is Atelier-Guest,
+# key …", "WLAN im Büro heißt …, der Schlüssel ist …". Elsewhere a key is a database's or a
+# keyboard's.
+_BARE_KEY = re.compile(
+    f"(?:{_word('key')}|schl(?:ü|ue)ssel(?<![{_LETTER}]schlüssel)(?<![{_LETTER}]schluessel))"
+    f"(?:{_COPULA}|{_BARE_GAP})(?P<token>{_TOKEN})"
+)
+_KEY_PLACE = re.compile(
+    r"wi-?fi|wlan|ssid|network|netzwerk|router|hotspot|door|tür|tuer|lock|schloss|safe|tresor"
+)
+_KEY_CONTEXT = 80
 # A user and a password with no cue: ``admin / …``, ``root/…``.
 _ADMIN_PAIR = re.compile(
     "(?:"
@@ -678,6 +690,13 @@ def iter_shaped_credentials(
             yield start, start + len(token), PIN_KIND
         elif _shaped_password(token):
             yield start, start + len(token), PASSWORD_KIND
+    for match in _BARE_KEY.finditer(folded):
+        start, raw_end = match.span("token")
+        token = view[start:raw_end].rstrip(_TRAILING)
+        line_start = folded.rfind("\n", 0, match.start()) + 1
+        context = max(line_start, match.start() - _KEY_CONTEXT)
+        if _shaped_password(token) and _KEY_PLACE.search(folded, context, match.start()):
+            yield start, start + len(token), WIFI_KIND
     for match in _ADMIN_PAIR.finditer(folded):
         start, raw_end = match.span("token")
         token = view[start:raw_end].rstrip(_TRAILING)
@@ -765,8 +784,9 @@ def looks_random(token: str) -> bool:
 def looks_generated(token: str) -> bool:
     """Whether ``token`` is a generated secret even with no credential word beside it: 20+
     characters mixing upper case, lower case and digits at 3.7 bits a character or more,
-    only a key's characters, and not words run together (``ThisIsALongName2024``). Such a string in a memory
-    is a key pasted in a shape no rule knows; a memory has no reason to hold one."""
+    only a key's characters, and not words run together (``ThisIsALongName2024``). Such a
+    string in a memory is a key pasted in a shape no rule knows; a memory has no reason to
+    hold one."""
     token = token.rstrip(_TRAILING)
     if len(token) < 20 or not _KEY_CHARS.fullmatch(token) or not looks_random(token):
         return False
