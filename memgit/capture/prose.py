@@ -747,7 +747,7 @@ def _names_a_number(folded: str, match: re.Match[str]) -> bool:
     return bool(set(before[-1:] + words) & _NOT_SECRET_CODES)
 
 
-# The Gate's fence: a long random-looking token beside a credential word.
+# The Gate's fence: a random-looking token beside a credential word, or a generated one.
 CREDENTIAL_WORD = re.compile(
     r"(?<![a-z0-9_])(?:pass(?:word|wd|code|phrase|wort)|pwd|pin|kennwort|contrase(?:ña|na)|"
     r"clave|schl(?:ü|ue)ssel|key|token|secret|credentials?|login|api[ _-]?key)(?![a-z0-9_])"
