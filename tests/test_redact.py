@@ -463,6 +463,19 @@ def test_a_megabyte_of_conversation_is_fast() -> None:
         "\npassword: correct horse ",
         "密码是",
         "pin: ",
+        # Values read by their shape after a cue with no verb (tests/prose_credentials.yaml).
+        "pw ",
+        "PIN 1234 ",
+        "door code ",
+        "password? it's ",
+        "use a1b2c to log in ",
+        "log in with ",
+        "passwords: a1b2c ",
+        "wifi, key ",
+        "admin / ",
+        "la clave es ",
+        "用 a1b2 登录",
+        "口令：",
     ],
 )
 def test_hostile_input_stays_linear(unit: str) -> None:
