@@ -542,6 +542,19 @@ _KEY_PLACE = re.compile(
     r"wi-?fi|wlan|ssid|network|netzwerk|router|hotspot|door|tür|tuer|lock|schloss|safe|tresor"
 )
 _KEY_CONTEXT = 80
+# Each value-first form holds one of these (a purpose, a login verb): a text with none is
+# not scanned for them, which spares most turns the scan's cost.
+_PURPOSE_WORDS = (
+    *("log", "sign", "unlock", "get", "disarm", "door", "gate", "keypad", "pass", "pin", "pw"),
+    *("ssh", "entra", "accede", "inicia", "desbloque", "abrir", "contrase", "clave", "conéctate"),
+    *("einlogg", "anmeld", "entsperr", "kennwort", "meld", "登", "解锁", "开门", "进入"),
+)
+
+
+def _has_purpose(folded: str) -> bool:
+    return any(word in folded for word in _PURPOSE_WORDS)
+
+
 # A user and a password with no cue: ``admin / …``, ``root/…``.
 _ADMIN_PAIR = re.compile(
     "(?:"
@@ -682,7 +695,8 @@ def iter_shaped_credentials(
         elif not _shaped_password(token):
             continue
         yield start, start + len(token), kind
-    for match in _VALUE_FIRST.finditer(folded):
+    value_first = _VALUE_FIRST.finditer(folded) if _has_purpose(folded) else iter(())
+    for match in value_first:
         group = next(name for name in ("token", "token2", "token3", "token4") if match.group(name))
         start, raw_end = match.span(group)
         token = view[start:raw_end].rstrip(_TRAILING)
