@@ -390,8 +390,11 @@ def test_the_contract_lets_a_memory_say_where_a_credential_is_kept(
         (f"la clave del wifi es {strong(71)}", {WIFI}),
         (f"PIN码是{digits(72)}", {PIN}),
         ("Deploy token=" + strong(73), {"token-assignment"}),
-        ("API key for staging: " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {"random-token"}),
-        ("登录密钥 " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {"random-token"}),
+        # A key after a key word is a credential in prose since the corpus of
+        # tests/prose_credentials.yaml; a random token beside "login" is still the fence's.
+        ("API key for staging: " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {PW}),
+        ("登录密钥 " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {PW}),
+        ("the router login, " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {"random-token"}),
     ],
 )
 def test_the_fence_finds_named_credentials_and_random_tokens(text: str, kinds: set[str]) -> None:

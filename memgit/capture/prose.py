@@ -40,6 +40,8 @@ __all__ = [
     "PROSE_KINDS",
     "iter_prose_credentials",
     "iter_random_beside_credential",
+    "iter_shaped_credentials",
+    "looks_generated",
     "looks_random",
 ]
 
@@ -62,7 +64,7 @@ def _word(literal: str) -> str:
 # Each word starts with a literal character, so that :mod:`re` searches the text for the
 # words' first characters instead of trying the whole pattern at every offset.
 _PASSWORD_WORDS = (
-    *(_word(word) for word in ("password", "passwd", "passcode", "passphrase")),
+    *(_word(word) for word in ("password", "passwd", "passcode", "passphrase", "pw", "pwd")),
     "passwort",
     "kennwort",
     *(_word(word) for word in ("contraseña", "contrasena")),
@@ -86,7 +88,8 @@ _WIFI_WORDS = (
 # "for the router", "del portátil", "für das WLAN": up to four short words. Runs of blanks
 # are matched possessively, so a long one is crossed once, not once per way to split it.
 _COMPLEMENT = (
-    r"(?:[ \t]++(?:for|to|of|on|at|in|de|del|en|para|für|fuer|zum|zur|vom|von|des|im|am|bei|beim)"
+    r"(?:[ \t]++(?:for|to|of|on|at|in|de|del|en|para|für|fuer|zum|zur|vom|von|des|im|am|bei|beim"
+    r"|meiner|meines|deiner|deines|unserer|unseres|der)"
     r"""(?:[ \t]++[^\s:=,;.!?"'`()<>\[\]{}]{1,30}){1,4}?)?"""
 )
 _VERB_END = rf"(?![{_LETTER}])"
@@ -94,11 +97,11 @@ _COPULA = (
     r"[ \t]*+(?:[:=](?![=:])|(?:"
     rf"(?:(?<=[ \t])(?:is|was|are|es|era|ist|war|lautet|heißt|heisst){_VERB_END}"
     rf"|['\u2019]s{_VERB_END})"
-    r"(?:[ \t]++(?:now|still|currently|actually|just|ahora|todavía|jetzt|nun|noch"
+    r"(?:[ \t]++(?:now|still|currently|actually|just|literally|simply|ahora|todavía|jetzt|nun|noch"
     rf"|immer[ \t]+noch){_VERB_END})?"
     rf"(?:[ \t]++(?:set|changed|updated)[ \t]++to{_VERB_END})?"
     rf"|(?<=[ \t])(?:has[ \t]++been[ \t]++)?(?:set|changed|updated|reset)[ \t]++to{_VERB_END}"
-    r"|就是|是|为|為|(?:改成|改为|改為|设为|设置为|設為)了?"
+    r"|就是|是|为|為|(?:改成|改为|改為|设为|设置为|設為|设置成|设成|换成)了?"
     r")[ \t]*+:?)[ \t]*+"
 )
 # Quotes a value may stand in, each with its closing quote (curly ones as escapes).
@@ -152,6 +155,7 @@ FUNCTION_WORDS = frozenset(
     this that these those there here what which who where when how my your our his her their
     mine yours ours not no none null nil n/a also still just now only too very really quite
     always never please tbd todo currently actually ahora todavía nun somewhere elsewhere
+    usually probably basically literally simply definitely obviously normally typically
     something nothing anything whatever same
     stored saved kept written listed located found available shared sent attached below above
     see ask check look find use get via
@@ -210,6 +214,7 @@ _DESCRIPTION = re.compile(
 )
 _PLACEHOLDER = re.compile(r"[$<{%]|[*x.…•#_-]+$")
 _PIN = re.compile(r"[0-9]{4,12}")
+_PATH = re.compile(r"[~.]{0,2}/")  # ``pwd is /home/dana`` names a folder
 # A hyphen, apostrophe or dot between letters joins words (``case-sensitive``,
 # ``z.string``): no symbol that makes a value of a word.
 _INNER_JOIN = re.compile(r"(?<=[^\W\d_])[-'\u2019.](?=[^\W\d_])")
@@ -219,15 +224,33 @@ _NEXT_WORD = re.compile(r"[^\s.,;:!?]{1,16}")
 def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, str]]:
     """``(start, end, kind)`` of each credential value written in prose. ``folded`` is
     ``view`` lower-cased with the same offsets; the value is judged on ``view``."""
+    found: set[int] = set()
     for match in _SCAN.finditer(folded):
         kind = _kind(folded, match.start())
         span = _value_span(view, match, kind)
         if span is not None:
+            found.add(span[0])
             yield span[0], span[1], kind
+            follow = _AND_ONE.match(folded, span[1])
+            if follow is not None:
+                start, raw_end = follow.span("token")
+                token = view[start:raw_end].rstrip(_TRAILING)
+                if _shaped_password(token):
+                    yield start, start + len(token), PIN_KIND if _PIN.fullmatch(token) else kind
     for match in _PAIR.finditer(folded):
         span = _token_span(view, match)
         if span is not None:
             yield span[0], span[1], PASSWORD_KIND
+    yield from iter_shaped_credentials(view, folded, found)
+
+
+# A second value for a second thing, its credential word left out: "la contraseña del
+# portátil es … y la del móvil …", "… and the one for the bank: …".
+_AND_ONE = re.compile(
+    r"[ \t]*+,?[ \t]*+(?:y|and|und|e)[ \t]++(?:(?:la|el|lo|the|die|der|das|den)[ \t]++)?"
+    r"(?:one[ \t]++)?(?:del?|for|für|fuer|of|vom|von)[ \t]++(?:[^\s\d:,;.!?]{1,20}[ \t]++){1,3}?"
+    rf"(?:(?:es|is|ist|lautet)[ \t]++|:[ \t]*+)?(?P<token>{_TOKEN})"
+)
 
 
 def _kind(folded: str, start: int) -> str:
@@ -256,14 +279,53 @@ def _value_span(view: str, match: re.Match[str], kind: str) -> tuple[int, int] |
 def _token_span(view: str, match: re.Match[str]) -> tuple[int, int] | None:
     """The span of the ``token`` group if it is a value (see :func:`_strength`)."""
     start, raw_end = match.span("token")
+    if view[raw_end : raw_end + 1] == "(":  # a call in code: ``pw = self.find_password(realm)``
+        return None
     token = view[start:raw_end].rstrip(_TRAILING)
     end = start + len(token)
     strength = _strength(token)
     if strength is None:
-        return None
+        # "correct horse battery staple": a word that describes a password may start a
+        # passphrase of four words or more.
+        lower = token.lower()
+        if end < raw_end or lower not in _VERDICT_WORDS or lower in FUNCTION_WORDS:
+            return None
+        phrase_end = _passphrase_end(view, end, least=3)
+        return None if phrase_end is None else (start, phrase_end)
     if strength == _STRONG or end < raw_end or _clause_ends(view, end):
         return start, end
+    phrase_end = _passphrase_end(view, end)
+    return None if phrase_end is None else (start, phrase_end)
+
+
+# One more word of a passphrase: letters (a hyphen or apostrophe may join them), up to a blank
+# or punctuation.
+_PHRASE_WORD = re.compile(r"""[ \t]++([^\W\d_][^\s.,;:!?()<>\[\]{}"'`]{0,30})""")
+_PHRASE_WORDS = 5
+
+
+def _passphrase_end(view: str, end: int, least: int = 1) -> int | None:
+    """Where a passphrase of dictionary words that starts with the word ending at ``end``
+    ends: up to five more words, none of prose or describing a password, and the clause over
+    after the last ("my horse battery staple"), at least ``least`` of them. None if it is prose."""
+    at = end
+    for count in range(1, _PHRASE_WORDS + 1):
+        word = _PHRASE_WORD.match(view, at)
+        if word is None or not _phrase_word(word.group(1)):
+            return None
+        at = word.end()
+        if count >= least and _clause_ends(view, at):
+            return at
     return None
+
+
+def _phrase_word(word: str) -> bool:
+    """A word a passphrase may go on with: letters, two or more, none of prose."""
+    lower = word.lower()
+    if len(word) < 2 or lower in _NOT_VALUES or lower in _CONTINUATIONS:
+        return False
+    core = _INNER_JOIN.sub("", word)
+    return core.isalpha() and not lower.endswith(_DESCRIBING)
 
 
 def _quoted_value(text: str) -> bool:
@@ -280,7 +342,7 @@ def _strength(token: str) -> str | None:
     word = token.lower()
     if len(token) < 4 or word in _NOT_VALUES:
         return None
-    if _PLACEHOLDER.match(word) or _DESCRIPTION.fullmatch(word):
+    if _PLACEHOLDER.match(word) or _DESCRIPTION.fullmatch(word) or _PATH.match(word):
         return None
     core = _INNER_JOIN.sub("", token)
     if not core.isalpha():
@@ -315,7 +377,391 @@ def _is_cjk(char: str) -> bool:
     return "\u3000" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af" or char >= "\uff00"
 
 
-# The Gate's fence: a long random-looking token beside a credential word.
+# --- The second test: a credential-shaped value after a cue --------------------------------
+#
+# People also write a credential with no verb before it ("PIN 0000 for the card", "door code
+# 4512#", "pw sunny-dog-77"), after a dash or in parentheses, as the answer to their own
+# question ("the wifi password? it's hunter22"), value first ("use hunter2 to log in"), or in
+# a list under a heading ("passwords: gmail …, github …"). Without a verb to say a value
+# follows, the value itself must look like a credential: digits and a letter or a symbol for a
+# password (``sunny-dog-77``, ``Tr0ub4dor&3``), a run of digits for a PIN or a code (``4512#``,
+# ``66-12-90``), eight or more letters and digits for a key. A word of letters only is never
+# one here, so "use pnpm to install" and "log in with SSO" stay prose.
+
+_LOOSE_PASSWORD_WORDS = (
+    *_PASSWORD_WORDS,
+    *(_word(word) for word in ("passwort", "kennwort")),
+    # "pass" only as a key ("pass: …") or after a user name ("user deploy / pass …").
+    "(?<=/)pass(?=[ \t]*+[^ \ta-z0-9_])|(?<=/[ \t])pass(?![a-z0-9_])|"
+    + _word("pass")
+    + "(?=[ \t]*+[:=])",
+    _word("clave"),
+    _word("combination"),
+)
+_CODE_WORDS = (
+    # Before the bare word, which would otherwise take "de" for the value.
+    "c(?:ó|o)digo[ \t]++(?:de[ \t]++(?:la[ \t]++)?|del[ \t]++)(?:acceso|puerta|portal|alarma"
+    "|seguridad|verificaci(?:ó|o)n|entrada|garaje|caja)",
+    _word("code"),
+    *(_word(word) for word in ("código", "codigo")),
+    *(
+        f"{stem}code"
+        for stem in (
+            "zugangs",
+            "tür",
+            "tuer",
+            "tor",
+            "alarm",
+            "sicherheits",
+            "bestätigungs",
+            "bestaetigungs",
+            "verifizierungs",
+            "einmal",
+            "tresor",
+        )
+    ),
+    "验证码",
+    "驗證碼",
+    "动态码",
+    "校验码",
+    "门禁码",
+    "安全码",
+    "激活码",
+)
+_KEY_WORDS = (
+    *(
+        _word(word) + r"[ \t_-]?(?:key|schl(?:ü|ue)ssel)"
+        for word in ("api", "license", "licence", "product", "secret", "access", "recovery")
+    ),
+    _word("apikey"),
+    _word("token"),
+    _word("secret"),
+    "lizenzschl(?:ü|ue)ssel",
+    _word("clave") + r"[ \t]+de[ \t]+(?:la[ \t]+)?(?:api|licencia)",
+    "密钥",
+    "秘钥",
+    "令牌",
+)
+# Between the cue and the value: a blank, a dash, a parenthesis (``PIN 0000``, ``password - …``,
+# , ``contraseña (…)``), or the cue asked as a question and answered ("the wifi password?
+# it's …", "¿la contraseña? es …", "das Passwort? Es ist …").
+# A complement comes only before a verb or an answer: after "password for user" a blank
+# leads to the user's name, not to the password.
+_ANSWER = (
+    r"[ \t]*+[?,\u00bf][ \t]*+(?:it['\u2019]s|it[ \t]++is|that['\u2019]s|es[ \t]++ist|es"
+    r"|ist|就是|是)(?![a-z0-9_])[ \t]*+"
+)
+_BARE_GAP = r"(?:[ \t]*+[-\u2013\u2014(\uff08][ \t]*+|[ \t]++)"
+_LOOSE = re.compile(
+    "(?:"
+    + "|".join((*_LOOSE_PASSWORD_WORDS, *_PIN_WORDS, *_WIFI_WORDS, *_CODE_WORDS, *_KEY_WORDS))
+    + ")"
+    f"(?:{_COMPLEMENT}(?:{_COPULA}|{_ANSWER})|{_BARE_GAP})(?P<token>{_TOKEN})"
+)
+_LOOSE_PIN = re.compile("|".join(_PIN_WORDS))
+_LOOSE_CODE = re.compile("|".join((_word("combination"), *_CODE_WORDS)))
+_LOOSE_KEY = re.compile("|".join(_KEY_WORDS))
+# Numbers that name something else: "error code 4040", "código postal 28001".
+_NOT_SECRET_CODES = frozenset(
+    """
+    error status exit return http response zip postal post area country source tracking order
+    reference product item promo discount coupon iso colour color hex unicode ascii char
+    character line bar qr dial phone fehler quell fuente estado salida país pais octal key
+    duplicated
+    """.split()
+)
+_WORDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+_ACCESS_WORDS = frozenset(
+    """
+    door gate entry access alarm garage keypad lockbox lock safe backup recovery verification
+    security 2fa otp sms one-time login wifi unlock
+    """.split()
+)
+# Value first: "use hunter2 to log in", "usa … para entrar", "mit … einloggen", "用 … 登录".
+_LOGIN_PURPOSE = (
+    r"(?:to[ \t]++(?:log|sign)[ \t-]?(?:in|on)|to[ \t]++(?:unlock|get[ \t]++in|disarm)"
+    r"|at[ \t]++the[ \t]++(?:(?:front|back|side|main)[ \t]++)?(?:door|gate|keypad)"
+    r"|as[ \t]++(?:(?:the|my|a|our|your)[ \t]++)?(?:password|passcode|passphrase|pin|pw)"
+    r"|para[ \t]++(?:entrar|acceder|iniciar[ \t]++sesi(?:ó|o)n|desbloquear|abrir)"
+    r"|como[ \t]++(?:(?:la|el|tu|mi)[ \t]++)?(?:contraseña|contrasena|pin"
+    r"|clave(?![ \t]++[a-zñ]))"  # "como clave primaria" is a primary key
+    r"|zum[ \t]++(?:einloggen|anmelden|entsperren)|als[ \t]++(?:passwort|kennwort|pin)"
+    r"|einloggen|anmelden|entsperren)(?![a-z0-9_])"
+)
+_VALUE_FIRST = re.compile(
+    "(?:"
+    + "|".join(
+        _word(verb)
+        for verb in (
+            "use",
+            "enter",
+            "type",
+            "try",
+            "set",
+            "put",
+            "usa",
+            "usar",
+            "pon",
+            "introduce",
+            "escribe",
+            "teclea",
+            "nimm",
+            "benutze",
+            "verwende",
+            "mit",
+        )
+    )
+    + rf")[ \t]++(?P<token>{_TOKEN})[ \t]++{_LOGIN_PURPOSE}"
+    "|(?:"
+    + "|".join(
+        (
+            _word("log") + r"(?:ged)?[ \t-]?(?:in|on)(?:to)?",
+            _word("sign") + r"(?:ed)?[ \t-]?(?:in|on)(?:to)?",
+            _word("ssh") + r"(?:[ \t]++in(?:to)?)?",
+            _word("unlock") + r"(?:[ \t]++(?:it|this|that|the[ \t]++[a-z]{1,20}))?",
+            *(_word(verb) for verb in ("entra", "entrar", "accede", "acceder", "conéctate")),
+            "inicia[ \t]++sesi(?:ó|o)n",
+        )
+    )
+    + r")(?:[ \t]++as[ \t]++[^\s]{1,32})?[ \t]++(?:with|using|con)[ \t]++"
+    rf"(?P<token2>{_TOKEN})"
+    + r"|(?:"
+    + "|".join(_word(verb) for verb in ("log", "logg", "logge", "melde", "meld"))
+    + rf")[ \t]++(?:dich|mich|sich|euch)[ \t]++mit[ \t]++(?P<token3>{_TOKEN})"
+    + rf"|(?:用|输入|使用)[ \t]*+(?P<token4>[^\s{_CJK}]{{1,128}}+)"
+    + r"[ \t]*+(?:登录|登陆|登入|解锁|开门|进入)"
+)
+# A bare "key" after a wifi or a door named on the same line: "guest wifi is Atelier-Guest,
+# key …", "WLAN im Büro heißt …, der Schlüssel ist …". Elsewhere a key is a database's or a
+# keyboard's.
+_BARE_KEY = re.compile(
+    f"(?:{_word('key')}|schl(?:ü|ue)ssel(?<![{_LETTER}]schlüssel)(?<![{_LETTER}]schluessel))"
+    f"(?:{_COPULA}|{_BARE_GAP})(?P<token>{_TOKEN})"
+)
+_KEY_PLACE = re.compile(
+    r"wi-?fi|wlan|ssid|network|netzwerk|router|hotspot|door|tür|tuer|lock|schloss|safe|tresor"
+)
+_KEY_CONTEXT = 80
+# Each value-first form holds one of these (a purpose, a login verb): a text with none is
+# not scanned for them, which spares most turns the scan's cost.
+_PURPOSE_WORDS = (
+    *("log", "sign", "unlock", "get", "disarm", "door", "gate", "keypad", "pass", "pin", "pw"),
+    *("ssh", "entra", "accede", "inicia", "desbloque", "abrir", "contrase", "clave", "conéctate"),
+    *("einlogg", "anmeld", "entsperr", "kennwort", "meld", "登", "解锁", "开门", "进入"),
+)
+
+
+def _has_purpose(folded: str) -> bool:
+    return any(word in folded for word in _PURPOSE_WORDS)
+
+
+# A user and a password with no cue: ``admin / …``, ``root/…``.
+_ADMIN_PAIR = re.compile(
+    "(?:"
+    + "|".join(
+        f"{name}(?<![{_LETTER}/.]{name})"
+        for name in ("admin", "root", "administrator", "guest", "postgres")
+    )
+    + rf")[ \t]*+/[ \t]*+(?P<token>{_TOKEN})"
+)
+# A heading over a list of credentials: "passwords: gmail …, github …", "logins: …".
+_HEADING = re.compile(
+    "(?:"
+    + "|".join(
+        (
+            *(
+                _word(word)
+                for word in (
+                    "passwords",
+                    "logins",
+                    "credentials",
+                    "creds",
+                    "credenciales",
+                    "contraseñas",
+                    "contrasenas",
+                    "zugangsdaten",
+                )
+            ),
+            "passw(?:ö|oe)rter",
+            "kennw(?:ö|oe)rter",
+            "账号密码",
+            "登录信息",
+        )
+    )
+    + r")(?<![-#/.]credentials)(?![a-z0-9_-])[^\n:：=\[\]"
+    + f"{_QUOTES}]{{0,40}}+"
+    + r"[:：](?P<rest>[^\n]{1,200}+)"
+)
+_LIST_TOKEN = re.compile(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
+# A Chinese passphrase after a colon: "口令：天王盖地虎". Not one where the words say where it
+# is or ask for it ("密码：见保险箱", "密码：多少？").
+_CJK_PHRASE = re.compile(
+    r"(?:密码|密碼|口令|暗号)[ \t]*+[:：][ \t]*+"
+    r"(?P<phrase>[\u3400-\u9fff]{2,16}+)(?![\u3400-\u9fff])"
+    r"(?=[ \t]*+(?:$|[\n。，！；、,.!;]))"
+)
+_CJK_NOT_PHRASE = frozenset("见在请问查看参无空略同忘未已不没要需必至多什怎哪由存放保")
+_DIGITS = re.compile(r"(?:[0-9]{4,12}|[0-9]{2,6}(?:-[0-9]{2,6}){1,3})[#*]?")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", re.IGNORECASE)
+_VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)+[a-z0-9.+-]*", re.IGNORECASE)
+_MEASURE = re.compile(
+    r"[0-9]+(?:ms|s|px|kb|mb|gb|tb|min|h|am|pm|st|nd|rd|th|k|m|x|gbps|mbps|hz|mhz|ghz)",
+    re.IGNORECASE,
+)
+_NOT_STARTS = ("-", "_", "$", "<", "{", "%", "/", "~/", "./", "[", "#", "@", "http")
+# Symbols that mark a password where no digit does (``Tr0mb0ne!`` has both, ``Otter$Creek``
+# one); a hyphen, dot, slash or underscore also joins words and names (``and/or``, ``O_APPEND``).
+_MARKS = frozenset("!#$%&*+?@^~|")
+_MARKED = re.compile("[0-9!#$%&*+?@^~|]")
+_RADIX = re.compile(r"0[xob][0-9a-f]", re.IGNORECASE)  # 0x1F, 0o666: numbers in code
+
+
+def _shaped_password(token: str) -> bool:
+    """A password by its shape alone: a letter and a digit or symbol (``sunny-dog-77``,
+    ``Kx9!mera``), or a run of 4 to 12 digits; never a flag, a path, an address, a version,
+    a measure or a placeholder."""
+    if len(token) < 4 or _MARKED.search(token) is None:
+        return False
+    if token.lower() in _NOT_VALUES or token.lower().startswith(_NOT_STARTS):
+        return False
+    if "=" in token or _EMAIL.fullmatch(token) or _VERSION.fullmatch(token):
+        return False
+    if _MEASURE.fullmatch(token) or _DESCRIPTION.fullmatch(token.lower()):
+        return False
+    if _DIGITS.fullmatch(token):
+        return True
+    if "/" in token or _RADIX.match(token):
+        return False
+    has_letter = any(char.isalpha() for char in token)
+    marked = any(char.isdigit() or char in _MARKS for char in token)
+    return len(token) >= 5 and has_letter and marked
+
+
+def _shaped_code(token: str, *, letters: bool) -> bool:
+    """A PIN or an access code: digits (``4512#``, ``66-12-90``), or with ``letters`` also
+    letters and digits (``4471B``, ``7f3k-9q2m-x8vz``)."""
+    if _DIGITS.fullmatch(token):
+        return True
+    return (
+        letters
+        and not _RADIX.match(token)
+        and len(token) >= 4
+        and re.fullmatch(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", token) is not None
+        and any(char.isdigit() for char in token)
+        and any(char.isalpha() for char in token)
+        and not _MEASURE.fullmatch(token)
+    )
+
+
+def _shaped_key(token: str) -> bool:
+    """A key or token: eight or more characters with letters and digits, not a version, an
+    object id or an address."""
+    core = token.replace("-", "").replace("_", "")
+    return (
+        len(core) >= 8
+        and core.isalnum()
+        and any(char.isdigit() for char in core)
+        and any(char.isalpha() for char in core)
+        and not _PUBLIC_ID.fullmatch(token)
+    )
+
+
+def iter_shaped_credentials(
+    view: str, folded: str, found: set[int] | frozenset[int] = frozenset()
+) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, kind)`` of each value that follows a credential cue without a verb, or
+    comes before one, and has the shape of a credential (see the section comment). Values
+    that start at an offset in ``found`` are already known."""
+    for match in _LOOSE.finditer(folded):
+        start, raw_end = match.span("token")
+        if start in found:
+            continue
+        token = view[start:raw_end].rstrip(_TRAILING)
+        if _MARKED.search(token) is None:  # every shape below has a digit or a symbol
+            continue
+        kind = _loose_kind(view, folded, match)
+        if kind is None:
+            continue
+        cue = folded[match.start() : start]
+        if view[raw_end : raw_end + 1] == "(":
+            continue  # a call in code: ``pw = self.find_password(realm)``
+        if kind == PIN_KIND:
+            letters = _access_code(folded, match)
+            if not _shaped_code(token, letters=letters) or _names_a_number(folded, match):
+                continue
+        elif _LOOSE_KEY.match(folded, match.start()) and not cue.rstrip().endswith(("(", "（")):
+            if not _shaped_key(token):
+                continue
+        elif not _shaped_password(token):
+            continue
+        yield start, start + len(token), kind
+    value_first = _VALUE_FIRST.finditer(folded) if _has_purpose(folded) else iter(())
+    for match in value_first:
+        group = next(name for name in ("token", "token2", "token3", "token4") if match.group(name))
+        start, raw_end = match.span(group)
+        token = view[start:raw_end].rstrip(_TRAILING)
+        if _DIGITS.fullmatch(token):
+            yield start, start + len(token), PIN_KIND
+        elif _shaped_password(token):
+            yield start, start + len(token), PASSWORD_KIND
+    for match in _BARE_KEY.finditer(folded):
+        start, raw_end = match.span("token")
+        token = view[start:raw_end].rstrip(_TRAILING)
+        line_start = folded.rfind("\n", 0, match.start()) + 1
+        context = max(line_start, match.start() - _KEY_CONTEXT)
+        if _shaped_password(token) and _KEY_PLACE.search(folded, context, match.start()):
+            yield start, start + len(token), WIFI_KIND
+    for match in _ADMIN_PAIR.finditer(folded):
+        start, raw_end = match.span("token")
+        token = view[start:raw_end].rstrip(_TRAILING)
+        if "/" not in token and _shaped_password(token):
+            yield start, start + len(token), PASSWORD_KIND
+    for match in _HEADING.finditer(folded):
+        for word in _LIST_TOKEN.finditer(view, *match.span("rest")):
+            value = word.group().rstrip(_TRAILING)
+            if _shaped_password(value) and not _DIGITS.fullmatch(value):
+                yield word.start(), word.start() + len(value), PASSWORD_KIND
+    for match in _CJK_PHRASE.finditer(folded):
+        if match.group("phrase")[0] not in _CJK_NOT_PHRASE:
+            yield match.start("phrase"), match.end("phrase"), PASSWORD_KIND
+
+
+def _loose_kind(view: str, folded: str, match: re.Match[str]) -> str | None:
+    """The kind of a loose match's cue; None where the cue is not one in this place: a
+    lower-case ``pin`` with no verb or colon is the verb ("pin 2024 releases")."""
+    at = match.start()
+    if _LOOSE_PIN.match(folded, at) or _LOOSE_CODE.match(folded, at):
+        if folded.startswith("pin", at) and not view.startswith("PIN", at):
+            gap = folded[at + 3 : match.start("token")]
+            if not re.search(r"[:=]|码|碼|\b(?:is|es|ist|was|war|lautet)\b", gap):
+                return None
+        return PIN_KIND
+    return WIFI_KIND if _kind(folded, at) == WIFI_KIND else PASSWORD_KIND
+
+
+def _access_code(folded: str, match: re.Match[str]) -> bool:
+    """Whether a code cue names an access code, which may hold letters (``4471B``): a code
+    word of its own (``Zugangscode``, ``验证码``) or ``code`` after a word of access ("entry
+    code", "backup code"). A bare ``code`` before ``DEP0001`` names a number."""
+    if _LOOSE_CODE.match(folded, match.start()) is None:
+        return False
+    if not folded.startswith(("code", "código", "codigo"), match.start()):
+        return True
+    if not folded.startswith("code", match.start()):
+        return folded[match.start() : match.start("token")].strip() not in ("código", "codigo")
+    before = _WORDS.findall(folded, max(0, match.start() - 24), match.start())
+    return bool(before) and before[-1] in _ACCESS_WORDS
+
+
+def _names_a_number(folded: str, match: re.Match[str]) -> bool:
+    """Whether a generic ``code`` names a number that is no secret: "error code 4040",
+    "código de error 4040", "status code 429"."""
+    before = _WORDS.findall(folded, max(0, match.start() - 24), match.start())
+    words = _WORDS.findall(folded, match.start(), match.start("token"))
+    return bool(set(before[-1:] + words) & _NOT_SECRET_CODES)
+
+
+# The Gate's fence: a random-looking token beside a credential word, or a generated one.
 CREDENTIAL_WORD = re.compile(
     r"(?<![a-z0-9_])(?:pass(?:word|wd|code|phrase|wort)|pwd|pin|kennwort|contrase(?:ña|na)|"
     r"clave|schl(?:ü|ue)ssel|key|token|secret|credentials?|login|api[ _-]?key)(?![a-z0-9_])"
@@ -349,6 +795,33 @@ def looks_random(token: str) -> bool:
     return len(token) >= 24 and (upper or lower) and digit and entropy >= 3.5
 
 
+def looks_generated(token: str) -> bool:
+    """Whether ``token`` is a generated secret even with no credential word beside it: 20+
+    characters mixing upper case, lower case and digits at 3.7 bits a character or more,
+    only a key's characters, and not words run together (``ThisIsALongName2024``). Such a
+    string in a memory is a key pasted in a shape no rule knows; a memory has no reason to
+    hold one."""
+    token = token.rstrip(_TRAILING)
+    if len(token) < 20 or not _KEY_CHARS.fullmatch(token) or not looks_random(token):
+        return False
+    worded = sum(len(run) for run in _WORD_RUN.findall(token))
+    return (
+        any(c.isupper() for c in token)
+        and any(c.islower() for c in token)
+        and any(c.isdigit() for c in token)
+        and _entropy(token) >= 3.7
+        and worded < 0.4 * len(token)
+    )
+
+
+# Runs of three or more letters of one case: most of a name (``EVENTLOG_ERROR_TYPE``,
+# ``CamelCase``), little of a key.
+_WORD_RUN = re.compile("[a-z]{3,}|[A-Z]{3,}")
+# A key's characters (base64, URL-safe or not): a name in code has dots, and more than two
+# underscores or hyphens.
+_KEY_CHARS = re.compile(r"[A-Za-z0-9]+(?:[-_+=][A-Za-z0-9]+){0,2}={0,2}")
+
+
 def _entropy(text: str) -> float:
     """Shannon entropy of ``text`` in bits per character."""
     counts = Counter(text)
@@ -357,9 +830,13 @@ def _entropy(text: str) -> float:
 
 def iter_random_beside_credential(view: str, folded: str) -> Iterator[tuple[int, int]]:
     """Spans of random-looking tokens within ``_NEAR`` characters of a credential word on
-    the same line: what a credential looks like when no pattern knows its shape."""
+    the same line, and of generated-looking ones anywhere (:func:`looks_generated`): what a
+    credential looks like when no pattern knows its shape."""
     for token in _RANDOM_TOKEN.finditer(view):
         if not looks_random(token.group()):
+            continue
+        if looks_generated(token.group()):
+            yield token.start(), token.start() + len(token.group().rstrip(_TRAILING))
             continue
         line_start = folded.rfind("\n", 0, token.start()) + 1
         line_end = folded.find("\n", token.end())

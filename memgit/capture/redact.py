@@ -123,7 +123,8 @@ RANDOM_TOKEN_KIND = "random-token"
 
 def find_credentials(text: str) -> list[SecretMatch]:
     """The credentials in ``text`` that a memory must not state: those given by name
-    (:data:`CREDENTIAL_KINDS`), and a long random-looking token beside a credential word
+    (:data:`CREDENTIAL_KINDS`), a long random-looking token beside a credential word or a
+    generated-looking one anywhere
     (``random-token``) that no rule knows the shape of. The Gate's second fence: capture
     redacts what it recognises, and this refuses what reached a memory anyway."""
     found = find_secrets(text)

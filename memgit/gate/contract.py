@@ -54,7 +54,8 @@ EVIDENCE_CHECKS: dict[str, str] = {
     "coverage-contradicts-bindings": "coverage and evidence bindings disagree about a unit",
     "evidence-unrelated-to-target": "a SUPERSEDE or RETRACT quotes nothing about its target",
     "credential-in-memory": "a candidate's title or body states a credential (a password, "
-    "a PIN, a key) or a random-looking token beside a credential word",
+    "a PIN, a code, a key) or a random-looking token beside a credential word or a "
+    "generated-looking one",
 }
 
 

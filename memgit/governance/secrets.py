@@ -121,9 +121,9 @@ def iter_message_secrets(message: str) -> Iterator[Problem]:
 
 def iter_memory_credentials(view: CommitView) -> Iterator[Problem]:
     """The Gate's credential fence, for memories that did not come through the Gate (a
-    person's commit, a pull request): a long random-looking token beside a credential word
-    in a title or body. A credential given by name (``my PIN is …``) is ``secret-detected``
-    already, like in any file."""
+    person's commit, a pull request): a long random-looking token beside a credential word,
+    or a generated-looking one anywhere, in a title or body. A credential given by name
+    (``my PIN is …``) is ``secret-detected`` already, like in any file."""
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
             memory = view.parsed(path, parse_memory)
@@ -133,8 +133,8 @@ def iter_memory_credentials(view: CommitView) -> Iterator[Problem]:
             if any(match.kind == RANDOM_TOKEN_KIND for match in find_credentials(text)):
                 yield Problem(
                     code="credential-in-memory",
-                    message=f"the memory's {name} holds a random-looking token beside a "
-                    "credential word",
+                    message=f"the memory's {name} holds a random-looking token (beside a "
+                    "credential word, or generated-looking)",
                     path=shown_path(path),
                     field=name,
                     hint="a memory may say where a credential is kept, never the credential; "
