@@ -45,7 +45,7 @@ CLONES = ("ada", "bo", "cy")
 QUIET_ROUNDS = 6  # sync rounds allowed before the clones must be quiet
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 AUTHOR = "Test Person <test@example.com>"
-RETIRED_ACTIVE = re.compile(r"error\[retired-id-active\]: (\S+\.md):")
+RETIRED_ACTIVE = re.compile(r"error\[(?:retired|forgotten)-id-active\]: (\S+\.md):")
 
 # Facts the rules Gate keeps ("Remember that ...") and changes of mind about them
 # ("... now ... instead of ..."): each topic's values are words no other topic uses, so
@@ -381,10 +381,10 @@ class Soak:
         committed = _commit(path, "--no-edit")
         retired = sorted(set(RETIRED_ACTIVE.findall(committed.stderr)))
         if committed.returncode != 0 and retired:
-            # A memory one clone retired that the other's run made too: git's merge
+            # A memory one clone retired or forgot that the other's run made too: git's merge
             # brings it back, the hooks name it, the person removes it (docs/sharing.md).
             git(path, "rm", "-q", "-f", *retired)
-            resolved.append(f"{', '.join(retired)} removed (retired, named by the hooks)")
+            resolved.append(f"{', '.join(retired)} removed (removed by a side, named by the hooks)")
             committed = _commit(path, "--no-edit")
         step = self._record(number, name, "resolve", "; ".join(resolved), exit=committed.returncode)
         if committed.returncode != 0:

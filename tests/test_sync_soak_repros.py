@@ -242,6 +242,49 @@ def test_a_memory_forgotten_in_one_clone_that_the_other_made_too_stays_forgotten
     assert git(b, "ls-files", "memories") == ""
 
 
+@pytest.mark.parametrize("merger", ["keeper", "forgetter"])
+def test_a_plain_git_merge_that_brings_back_a_forgotten_memory_is_refused(
+    tmp_path: Path, merger: str
+) -> None:
+    """Soak seed 4: both clones' runs made the same memory, one forgot it. ``memgit sync``
+    leaves it out, but a plain ``git merge`` (the documented conflict path) took the
+    other clone's copy and nothing named it: the forget was undone for good. Now the
+    merge is refused (``forgotten-id-active``) whichever clone makes it, and the
+    documented ``git rm`` settles it."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _sync(a)  # pushed before it is processed
+    _sync(b)
+    _capture(b, "sb", 0, "Just chatting about the weather today.")
+    _process(a)
+    _process(b)
+    (memory,) = git(a, "ls-files", "memories").split()
+    forgotten = memgit_cli("forget", Path(memory).stem, cwd=b)
+    assert forgotten.returncode == 0, forgotten.stderr.decode()
+    forgetter, keeper = b, a
+    here, there = (keeper, forgetter) if merger == "keeper" else (forgetter, keeper)
+    _sync(there)
+    git(here, "fetch", "-q", "origin")
+    git(here, "merge", "-q", "--no-edit", "origin/main")  # git takes the keeper's copy
+    assert git(here, "ls-files", "memories").split() == [memory]
+    checked = memgit_cli("verify", "HEAD~1..HEAD", cwd=here)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    merge = git(here, "rev-parse", "HEAD")[:12]
+    assert f"error[forgotten-id-active]: {merge}: {memory}: id: " in checked.stderr.decode()
+    refused = memgit_cli("sync", cwd=here)
+    assert refused.returncode == 1 and b"error[forgotten-id-active]" in refused.stderr
+    git(here, "rm", "-q", "-f", memory)  # what the refusal's hint says
+    git(here, "commit", "-q", "--amend", "--no-edit")
+    _sync(here)
+    _sync(there)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories") == ""
+    for clone in (a, b):
+        verified = memgit_cli("verify", "--all", cwd=clone)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 def test_a_merge_whose_only_conflict_is_resolved_by_removal_is_still_checked(
     tmp_path: Path,
 ) -> None:
