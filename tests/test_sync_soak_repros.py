@@ -155,13 +155,14 @@ def test_a_teammates_retraction_of_a_memory_both_clones_made_holds_after_the_mer
         assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="sync reports a unit decided apart only by word overlap")
 def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Path) -> None:
     """Soak seeds 5 and 11: a's turn is pushed before it is processed; b decides it
     ``NO_CHANGE`` (already known: b holds the same fact, which b has since edited by
     hand), a decides it ``CREATE``. After the merge the fact is held twice, and the
-    only report, the possible-duplicate notice, compares words: the edit put the pair
-    under its threshold, so nobody is told that the clones decided one turn two ways."""
+    only report, the possible-duplicate notice, compared words: the edit put the pair
+    under its threshold, so nobody was told that the clones decided one turn two ways.
+    Now sync reports it from the two run records, to the clone that merges and to the
+    one that takes the merge, and ``verify`` warns about the merge commit."""
     _, a, b = _remote_and_clones(tmp_path)
     fact = "Remember that deploys happen on Fridays."
     _capture(a, "sa", 0, fact)
@@ -173,15 +174,31 @@ def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Pa
     _sync(b)  # brings a's turn
     _process(b)  # a's turn: NO_CHANGE, already known
     _process(a)  # a's turn: CREATE, a never saw b's memory
+    (made,) = git(a, "ls-files", "memories").split()
     _sync(b)
     merged = memgit_cli("sync", "--json", cwd=a)
     assert merged.returncode == 0, merged.stderr.decode()
-    _sync(b)
+    taken = memgit_cli("sync", cwd=b)
+    assert taken.returncode == 0, taken.stderr.decode()
     assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert len(git(a, "ls-files", "memories").split()) == 2  # the fact, held twice
     report = json.loads(merged.stdout)
-    told = [pair for pair in report["possible_duplicates"] if Path(held).stem in pair]
-    assert told, report
+    assert [pair for pair in report["possible_duplicates"] if Path(held).stem in pair] == []
+    merge = git(a, "rev-parse", "HEAD").strip()
+    (apart,) = report["decided_apart"]
+    assert apart["unit"] == "test-agent/sa/0#0" and apart["commit"] == merge
+    decided = {(d["decision"], d["reason"], tuple(d["made"])) for d in apart["decisions"]}
+    assert decided == {
+        ("CANDIDATE", None, (f"CREATE {Path(made).stem}",)),
+        ("NO_CHANGE", "already-known", ()),
+    }
+    told = taken.stdout.decode()
+    assert "Decided apart: unit test-agent/sa/0#0 decided two ways: run " in told
+    assert f"CREATE {Path(made).stem}" in told and "NO_CHANGE (already-known)" in told
+    verified = memgit_cli("verify", "--all", cwd=b)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    unit = "unit test-agent/sa/0#0 decided two ways"
+    assert f"warning[decided-apart]: {merge[:12]}: {unit}" in verified.stderr.decode()
 
 
 def test_a_merge_by_hand_that_keeps_a_memory_the_other_side_retired_is_refused(

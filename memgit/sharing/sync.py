@@ -39,6 +39,7 @@ from memgit.governance.verify import (
 )
 from memgit.settings import Settings
 from memgit.sharing import refs as memgit_refs
+from memgit.sharing.decided_apart import DecidedApart, decided_apart_in
 from memgit.sharing.duplicates import possible_duplicates
 from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, forget_fetched, push
 from memgit.sharing.retired_join import retired_by_a_side
@@ -67,6 +68,8 @@ class SyncResult:
     possible_duplicates: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     # Open in the branch after the sync: memories that replace the same one (a review item).
     contradictions: tuple[Contradiction, ...] = ()
+    # Units whose runs on two sides of a merge this sync made, took or pushed disagree.
+    decided_apart: tuple[DecidedApart, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +84,7 @@ class SyncResult:
             "rounds": self.rounds,
             "possible_duplicates": [list(pair) for pair in self.possible_duplicates],
             "contradictions": [found.to_dict() for found in self.contradictions],
+            "decided_apart": [found.to_dict() for found in self.decided_apart],
         }
 
 
@@ -104,6 +108,7 @@ def sync(
     adopted: list[str] = []
     recorded: list[str] = []
     duplicates: dict[tuple[str, str], None] = {}
+    start = git.references[branch].peel(pygit2.Commit).id
     for round_number in range(1, MAX_ROUNDS + 1):
         step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
@@ -140,6 +145,7 @@ def sync(
                 rounds=round_number,
                 possible_duplicates=tuple(duplicates),
                 contradictions=tuple(find_contradictions(git, git[tip].peel(pygit2.Tree))),
+                decided_apart=tuple(_decided_apart(git, tip, [start, fetched.tip])),
             )
     raise ConflictError(
         f"{remote} kept moving; gave up after {MAX_ROUNDS} rounds",
@@ -147,6 +153,19 @@ def sync(
         path=remote,
         hint="others are pushing continuously; run memgit sync again",
     )
+
+
+def _decided_apart(
+    git: pygit2.Repository, tip: pygit2.Oid, known: list[pygit2.Oid | None]
+) -> list[DecidedApart]:
+    """The units decided two ways that merges new to this clone (made here, or brought)
+    or to the remote (pushed) join: everyone the merge reaches is told once."""
+    seen: dict[pygit2.Oid, pygit2.Commit] = {}
+    for before in known:
+        if before is not None:  # an empty remote: its first push joins nothing there
+            seen.update((commit.id, commit) for commit in _new_commits(git, [tip], [before]))
+    merges = [commit for commit in seen.values() if len(commit.parents) > 1]
+    return decided_apart_in(git, merges)
 
 
 def _check_outgoing(
