@@ -348,15 +348,16 @@ def test_a_merge_whose_only_conflict_is_resolved_by_removal_is_still_checked(
     assert f"error[retired-id-active]: {deploys}" in committed.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="git's rename detection pairs two memories' files")
 def test_a_teammates_new_memory_is_not_taken_for_a_rename_of_one_edited_here(
     tmp_path: Path,
 ) -> None:
     """Soak seed 11: a edits memory M1 by hand; b forgets M1 and then keeps the same
     fact again from another turn, as M2 (another id, nearly the same bytes). git's
-    merge (``merge-tree`` in sync, ``git merge`` for the person) takes M2 for M1
-    renamed: the conflict is a mix of both memories at M2's path, ids in conflict
-    markers, and the documented resolution cannot pass the hooks (``id-mismatch``)."""
+    merge (``merge-tree`` in sync, ``git merge`` for the person) took M2 for M1
+    renamed: the conflict was a mix of both memories at M2's path, ids in conflict
+    markers, and the documented resolution could not pass the hooks
+    (``id-mismatch``). sync now merges path by path, and ``memgit init`` turns
+    rename detection off for the person's ``git merge``: M1 is a modify/delete."""
     _, a, b = _remote_and_clones(tmp_path)
     fact = "Remember that the sessions live in Memcached."
     _capture(a, "sa", 0, fact)
@@ -376,3 +377,41 @@ def test_a_teammates_new_memory_is_not_taken_for_a_rename_of_one_edited_here(
                    capture_output=True, check=False)  # fmt: skip
     conflicted = git(a, "diff", "--name-only", "--diff-filter=U").split()
     assert conflicted == [first]  # modify/delete of M1; M2 arrives as it is
+    assert (a / second).read_bytes() == (b / second).read_bytes()
+    git(a, "rm", "-q", first)  # docs/sharing.md: take the teammate's removal
+    git(a, "commit", "-q", "--no-edit")
+    _sync(a)
+    _sync(b)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories").split() == [second]
+    for clone in (a, b):
+        verified = memgit_cli("verify", "--all", cwd=clone)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_memory_both_clones_forgot_does_not_pair_with_a_teammates_new_one(
+    tmp_path: Path,
+) -> None:
+    """The same pairing with no edit: both clones forget M1, and b keeps the fact again
+    as M2. git's ``merge-tree`` took M2 for M1 renamed on b's side and deleted on a's,
+    a rename/delete conflict (exit 4) where nothing conflicts; path by path, sync
+    merges it by itself."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    fact = "Remember that the sessions live in Memcached."
+    _capture(a, "sa", 0, fact)
+    _process(a)
+    _sync(a)
+    _sync(b)
+    (first,) = git(a, "ls-files", "memories").split()
+    _capture(a, "sa", 1, "Just chatting about the weather today.")
+    assert memgit_cli("forget", Path(first).stem, cwd=a).returncode == 0
+    assert memgit_cli("forget", Path(first).stem, "--with-sources", cwd=b).returncode == 0
+    _capture(b, "sb", 0, fact)
+    _process(b)
+    (second,) = git(b, "ls-files", "memories").split()
+    _sync(b)
+    _sync(a)  # exit 4 before: CONFLICT (rename/delete)
+    _sync(b)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories").split() == [second]
