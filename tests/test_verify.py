@@ -259,6 +259,7 @@ def test_json_output(history: tuple[Path, dict[str, str]]) -> None:
         "commits": [first],
         "problems": [],
         "contradictions": [],
+        "decided_apart": [],
     }
 
 
