@@ -45,7 +45,7 @@ CLONES = ("ada", "bo", "cy")
 QUIET_ROUNDS = 6  # sync rounds allowed before the clones must be quiet
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 AUTHOR = "Test Person <test@example.com>"
-RETIRED_ACTIVE = re.compile(r"error\[retired-id-active\]: (\S+\.md):")
+RETIRED_ACTIVE = re.compile(r"error\[(?:retired|forgotten)-id-active\]: (\S+\.md):")
 
 # Facts the rules Gate keeps ("Remember that ...") and changes of mind about them
 # ("... now ... instead of ..."): each topic's values are words no other topic uses, so
@@ -138,6 +138,7 @@ class Report:
     removed_captures: set[str] = field(default_factory=set)
     forgotten: set[str] = field(default_factory=set)
     duplicates: set[frozenset[str]] = field(default_factory=set)
+    decided_apart: set[str] = field(default_factory=set)  # units sync reported
     contradictions_closed: set[str] = field(default_factory=set)
     kept_rivals: set[frozenset[str]] = field(default_factory=set)
     quiet_after: int = 0
@@ -340,6 +341,7 @@ class Soak:
         result = json.loads(done.stdout)
         for pair in result["possible_duplicates"]:
             self.report.duplicates.add(frozenset(pair))
+        self.report.decided_apart.update(apart["unit"] for apart in result["decided_apart"])
         step.note = f"{result['joined']}, {result['rounds']} round(s)"
         if result["contradictions"]:
             step.note += f", {len(result['contradictions'])} open contradiction(s)"
@@ -381,10 +383,10 @@ class Soak:
         committed = _commit(path, "--no-edit")
         retired = sorted(set(RETIRED_ACTIVE.findall(committed.stderr)))
         if committed.returncode != 0 and retired:
-            # A memory one clone retired that the other's run made too: git's merge
+            # A memory one clone retired or forgot that the other's run made too: git's merge
             # brings it back, the hooks name it, the person removes it (docs/sharing.md).
             git(path, "rm", "-q", "-f", *retired)
-            resolved.append(f"{', '.join(retired)} removed (retired, named by the hooks)")
+            resolved.append(f"{', '.join(retired)} removed (removed by a side, named by the hooks)")
             committed = _commit(path, "--no-edit")
         step = self._record(number, name, "resolve", "; ".join(resolved), exit=committed.returncode)
         if committed.returncode != 0:
@@ -608,6 +610,7 @@ def check(soak: Soak) -> None:
         "open_contradictions": len(open_items),
         "contradictions_closed": len(report.contradictions_closed),
         "possible_duplicates": len(report.duplicates),
+        "decided_apart": len(report.decided_apart),
         "conflicts_resolved": report.counts["resolve"],
     }
 
@@ -620,7 +623,8 @@ def _decided_twice(
     replaced_by: dict[str, set[str]],
 ) -> list[str]:
     """Units two run records decided with different results, where neither sync's
-    possible-duplicate notice, nor an open or closed contradiction, told anyone."""
+    report of a unit decided apart, nor its possible-duplicate notice, nor an open or
+    closed contradiction, told anyone."""
     outcomes: dict[str, dict[str, tuple[str, ...]]] = defaultdict(dict)
     for relative in (f for f in files if f.startswith("runs/")):
         record = json.loads(git(path, "show", f"HEAD:{relative}"))
@@ -642,9 +646,13 @@ def _decided_twice(
         if len(set(by_run.values())) < 2:
             continue
         made_ids = {entry for result in by_run.values() for entry in result[1:]}
-        told = any(frozenset(pair) <= made_ids for pair in soak.report.duplicates) or any(
-            len(made_ids & rivals) > 1
-            for rivals in [*soak.report.kept_rivals, *replaced_by.values()]
+        told = (
+            unit in soak.report.decided_apart
+            or any(frozenset(pair) <= made_ids for pair in soak.report.duplicates)
+            or any(
+                len(made_ids & rivals) > 1
+                for rivals in [*soak.report.kept_rivals, *replaced_by.values()]
+            )
         )
         if not told:
             unreported.append(f"{unit}: {dict(by_run)}")

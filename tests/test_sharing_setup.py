@@ -166,6 +166,20 @@ def test_init_registers_the_merge_driver_and_commits_gitattributes(tmp_path: Pat
     assert attrs.strip().endswith("merge: memgit")
 
 
+def test_init_turns_rename_detection_off_for_git_merge_unless_set(tmp_path: Path) -> None:
+    """A memory's file name is its id: the person's ``git merge`` must not pair two
+    memories by similar bytes (docs/sharing.md#merging-clones). git 2.39's ``ort``
+    ignores ``merge.renames``, so the strategy is ``recursive``; a value the person
+    set is kept."""
+    work = tmp_path / "work"
+    ok(memgit_cli("init", str(work)))
+    assert git(work, "config", "merge.renames").strip() == "false"
+    assert git(work, "config", "pull.twohead").strip() == "recursive"
+    git(work, "config", "pull.twohead", "ort")
+    ok(memgit_cli("init", str(work)))
+    assert git(work, "config", "pull.twohead").strip() == "ort"
+
+
 def test_init_adds_the_attribute_lines_to_an_existing_gitattributes(tmp_path: Path) -> None:
     """An adopted repository whose .gitattributes lacks memgit's lines gets them appended
     in a commit of their own; its own lines stay, and a second init commits nothing."""

@@ -186,3 +186,39 @@ def test_two_clones_replacing_one_memory_differently_is_an_open_review_item(
         assert done.returncode == 0, done.stdout + done.stderr
         assert b"contradiction" not in done.stderr
     assert git(remote, "rev-parse", "HEAD") == git(a, "rev-parse", "HEAD")
+
+
+def test_a_file_of_the_persons_own_both_clones_changed_is_merged_by_lines(
+    tmp_path: Path,
+) -> None:
+    """sync merges path by path itself (no rename detection): a file that is not
+    memgit's, changed on both sides, is merged line by line as git would, and lines
+    both sides changed differently are a ``sync-conflict`` naming it, nothing changed."""
+    _, a, b = _remote_and_clones(tmp_path)
+    lines = [f"line {n}\n" for n in range(1, 9)]
+    (a / "NOTES.txt").write_text("".join(lines), "utf-8")
+    git(a, "add", "NOTES.txt")
+    git(a, "commit", "-q", "-m", "notes")
+    _sync(a)
+    _sync(b)
+    (a / "NOTES.txt").write_text("".join(["first, from a\n", *lines[1:]]), "utf-8")
+    git(a, "commit", "-q", "-am", "a's note")
+    (b / "NOTES.txt").write_text("".join([*lines[:-1], "last, from b\n"]), "utf-8")
+    git(b, "commit", "-q", "-am", "b's note")
+    _sync(a)
+    _sync(b)
+    assert (b / "NOTES.txt").read_text("utf-8") == "".join(
+        ["first, from a\n", *lines[1:-1], "last, from b\n"]
+    )
+    _sync(a)
+    (a / "NOTES.txt").write_text("a wins\n", "utf-8")
+    git(a, "commit", "-q", "-am", "a rewrites the notes")
+    (b / "NOTES.txt").write_text("b wins\n", "utf-8")
+    git(b, "commit", "-q", "-am", "b rewrites the notes")
+    _sync(a)
+    before = git(b, "rev-parse", "HEAD")
+    done = memgit_cli("sync", cwd=b)
+    assert done.returncode == 4, done.stderr.decode()
+    assert b"error[sync-conflict]: NOTES.txt: 1 file(s) changed on both sides" in done.stderr
+    assert git(b, "rev-parse", "HEAD") == before
+    assert (b / "NOTES.txt").read_text("utf-8") == "b wins\n"

@@ -155,13 +155,14 @@ def test_a_teammates_retraction_of_a_memory_both_clones_made_holds_after_the_mer
         assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="sync reports a unit decided apart only by word overlap")
 def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Path) -> None:
     """Soak seeds 5 and 11: a's turn is pushed before it is processed; b decides it
     ``NO_CHANGE`` (already known: b holds the same fact, which b has since edited by
     hand), a decides it ``CREATE``. After the merge the fact is held twice, and the
-    only report, the possible-duplicate notice, compares words: the edit put the pair
-    under its threshold, so nobody is told that the clones decided one turn two ways."""
+    only report, the possible-duplicate notice, compared words: the edit put the pair
+    under its threshold, so nobody was told that the clones decided one turn two ways.
+    Now sync reports it from the two run records, to the clone that merges and to the
+    one that takes the merge, and ``verify`` warns about the merge commit."""
     _, a, b = _remote_and_clones(tmp_path)
     fact = "Remember that deploys happen on Fridays."
     _capture(a, "sa", 0, fact)
@@ -173,15 +174,31 @@ def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Pa
     _sync(b)  # brings a's turn
     _process(b)  # a's turn: NO_CHANGE, already known
     _process(a)  # a's turn: CREATE, a never saw b's memory
+    (made,) = git(a, "ls-files", "memories").split()
     _sync(b)
     merged = memgit_cli("sync", "--json", cwd=a)
     assert merged.returncode == 0, merged.stderr.decode()
-    _sync(b)
+    taken = memgit_cli("sync", cwd=b)
+    assert taken.returncode == 0, taken.stderr.decode()
     assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert len(git(a, "ls-files", "memories").split()) == 2  # the fact, held twice
     report = json.loads(merged.stdout)
-    told = [pair for pair in report["possible_duplicates"] if Path(held).stem in pair]
-    assert told, report
+    assert [pair for pair in report["possible_duplicates"] if Path(held).stem in pair] == []
+    merge = git(a, "rev-parse", "HEAD").strip()
+    (apart,) = report["decided_apart"]
+    assert apart["unit"] == "test-agent/sa/0#0" and apart["commit"] == merge
+    decided = {(d["decision"], d["reason"], tuple(d["made"])) for d in apart["decisions"]}
+    assert decided == {
+        ("CANDIDATE", None, (f"CREATE {Path(made).stem}",)),
+        ("NO_CHANGE", "already-known", ()),
+    }
+    told = taken.stdout.decode()
+    assert "Decided apart: unit test-agent/sa/0#0 decided two ways: run " in told
+    assert f"CREATE {Path(made).stem}" in told and "NO_CHANGE (already-known)" in told
+    verified = memgit_cli("verify", "--all", cwd=b)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    unit = "unit test-agent/sa/0#0 decided two ways"
+    assert f"warning[decided-apart]: {merge[:12]}: {unit}" in verified.stderr.decode()
 
 
 def test_a_merge_by_hand_that_keeps_a_memory_the_other_side_retired_is_refused(
@@ -242,6 +259,49 @@ def test_a_memory_forgotten_in_one_clone_that_the_other_made_too_stays_forgotten
     assert git(b, "ls-files", "memories") == ""
 
 
+@pytest.mark.parametrize("merger", ["keeper", "forgetter"])
+def test_a_plain_git_merge_that_brings_back_a_forgotten_memory_is_refused(
+    tmp_path: Path, merger: str
+) -> None:
+    """Soak seed 4: both clones' runs made the same memory, one forgot it. ``memgit sync``
+    leaves it out, but a plain ``git merge`` (the documented conflict path) took the
+    other clone's copy and nothing named it: the forget was undone for good. Now the
+    merge is refused (``forgotten-id-active``) whichever clone makes it, and the
+    documented ``git rm`` settles it."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    _capture(a, "sa", 0, "Remember that the staging database is reset every Monday.")
+    _sync(a)  # pushed before it is processed
+    _sync(b)
+    _capture(b, "sb", 0, "Just chatting about the weather today.")
+    _process(a)
+    _process(b)
+    (memory,) = git(a, "ls-files", "memories").split()
+    forgotten = memgit_cli("forget", Path(memory).stem, cwd=b)
+    assert forgotten.returncode == 0, forgotten.stderr.decode()
+    forgetter, keeper = b, a
+    here, there = (keeper, forgetter) if merger == "keeper" else (forgetter, keeper)
+    _sync(there)
+    git(here, "fetch", "-q", "origin")
+    git(here, "merge", "-q", "--no-edit", "origin/main")  # git takes the keeper's copy
+    assert git(here, "ls-files", "memories").split() == [memory]
+    checked = memgit_cli("verify", "HEAD~1..HEAD", cwd=here)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    merge = git(here, "rev-parse", "HEAD")[:12]
+    assert f"error[forgotten-id-active]: {merge}: {memory}: id: " in checked.stderr.decode()
+    refused = memgit_cli("sync", cwd=here)
+    assert refused.returncode == 1 and b"error[forgotten-id-active]" in refused.stderr
+    git(here, "rm", "-q", "-f", memory)  # what the refusal's hint says
+    git(here, "commit", "-q", "--amend", "--no-edit")
+    _sync(here)
+    _sync(there)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories") == ""
+    for clone in (a, b):
+        verified = memgit_cli("verify", "--all", cwd=clone)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 def test_a_merge_whose_only_conflict_is_resolved_by_removal_is_still_checked(
     tmp_path: Path,
 ) -> None:
@@ -288,15 +348,16 @@ def test_a_merge_whose_only_conflict_is_resolved_by_removal_is_still_checked(
     assert f"error[retired-id-active]: {deploys}" in committed.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="git's rename detection pairs two memories' files")
 def test_a_teammates_new_memory_is_not_taken_for_a_rename_of_one_edited_here(
     tmp_path: Path,
 ) -> None:
     """Soak seed 11: a edits memory M1 by hand; b forgets M1 and then keeps the same
     fact again from another turn, as M2 (another id, nearly the same bytes). git's
-    merge (``merge-tree`` in sync, ``git merge`` for the person) takes M2 for M1
-    renamed: the conflict is a mix of both memories at M2's path, ids in conflict
-    markers, and the documented resolution cannot pass the hooks (``id-mismatch``)."""
+    merge (``merge-tree`` in sync, ``git merge`` for the person) took M2 for M1
+    renamed: the conflict was a mix of both memories at M2's path, ids in conflict
+    markers, and the documented resolution could not pass the hooks
+    (``id-mismatch``). sync now merges path by path, and ``memgit init`` turns
+    rename detection off for the person's ``git merge``: M1 is a modify/delete."""
     _, a, b = _remote_and_clones(tmp_path)
     fact = "Remember that the sessions live in Memcached."
     _capture(a, "sa", 0, fact)
@@ -316,3 +377,41 @@ def test_a_teammates_new_memory_is_not_taken_for_a_rename_of_one_edited_here(
                    capture_output=True, check=False)  # fmt: skip
     conflicted = git(a, "diff", "--name-only", "--diff-filter=U").split()
     assert conflicted == [first]  # modify/delete of M1; M2 arrives as it is
+    assert (a / second).read_bytes() == (b / second).read_bytes()
+    git(a, "rm", "-q", first)  # docs/sharing.md: take the teammate's removal
+    git(a, "commit", "-q", "--no-edit")
+    _sync(a)
+    _sync(b)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories").split() == [second]
+    for clone in (a, b):
+        verified = memgit_cli("verify", "--all", cwd=clone)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_memory_both_clones_forgot_does_not_pair_with_a_teammates_new_one(
+    tmp_path: Path,
+) -> None:
+    """The same pairing with no edit: both clones forget M1, and b keeps the fact again
+    as M2. git's ``merge-tree`` took M2 for M1 renamed on b's side and deleted on a's,
+    a rename/delete conflict (exit 4) where nothing conflicts; path by path, sync
+    merges it by itself."""
+    remote, a, b = _remote_and_clones(tmp_path)
+    fact = "Remember that the sessions live in Memcached."
+    _capture(a, "sa", 0, fact)
+    _process(a)
+    _sync(a)
+    _sync(b)
+    (first,) = git(a, "ls-files", "memories").split()
+    _capture(a, "sa", 1, "Just chatting about the weather today.")
+    assert memgit_cli("forget", Path(first).stem, cwd=a).returncode == 0
+    assert memgit_cli("forget", Path(first).stem, "--with-sources", cwd=b).returncode == 0
+    _capture(b, "sb", 0, fact)
+    _process(b)
+    (second,) = git(b, "ls-files", "memories").split()
+    _sync(b)
+    _sync(a)  # exit 4 before: CONFLICT (rename/delete)
+    _sync(b)
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    assert git(a, "ls-files", "memories").split() == [second]

@@ -223,9 +223,9 @@ def test_all_finds_a_bad_commit_anywhere_in_history(history: tuple[Path, dict[st
 
 
 def test_json_output(history: tuple[Path, dict[str, str]]) -> None:
-    """--json prints {"ok", "commits", "problems", "contradictions"}: commits oldest first,
-    each problem
-    with its full commit id, hook, code, message, path, field and hint."""
+    """--json prints {"ok", "commits", "problems", "contradictions", "decided_apart"}:
+    commits oldest first, each problem with its full commit id, hook, code, message,
+    path, field and hint."""
     path, values = history
     base = head(path)
     human_memory(path, "ruffrules001", "Ruff's rules are in pyproject.toml")
@@ -236,9 +236,9 @@ def test_json_output(history: tuple[Path, dict[str, str]]) -> None:
     done = memgit_cli("verify", "--json", f"{base}..HEAD", cwd=path)
     assert done.returncode == 1
     result = json.loads(done.stdout)
-    assert set(result) == {"ok", "commits", "problems", "contradictions"}
+    assert set(result) == {"ok", "commits", "problems", "contradictions", "decided_apart"}
     assert result["ok"] is False
-    assert result["contradictions"] == []
+    assert result["contradictions"] == [] and result["decided_apart"] == []
     assert result["commits"] == [first, bad]
     assert result["problems"] == [
         {
@@ -259,6 +259,7 @@ def test_json_output(history: tuple[Path, dict[str, str]]) -> None:
         "commits": [first],
         "problems": [],
         "contradictions": [],
+        "decided_apart": [],
     }
 
 

@@ -32,7 +32,9 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     Two memories created apart that say nearly the same are both kept and
     listed as possible duplicates (those of every round); memories that replace
     the same one in two ways are an open contradiction, reported until
-    `memgit review approve ID --keep MEMORY` keeps one.
+    `memgit review approve ID --keep MEMORY` keeps one. A turn two clones
+    decided two ways (kept here, already known there) is reported from the
+    run records of every merge the sync makes, brings or pushes.
 
     \b
     Exit statuses (each failure leaves the branch and memgit's refs as they were):
@@ -70,3 +72,6 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     for found in result.contradictions:
         click.echo(f"Open contradiction: {found.describe()}")
         click.echo(f"  keep one: memgit review show {found.id}")
+    for apart in result.decided_apart:
+        click.echo(f"Decided apart: {apart.describe()} (merge {apart.commit[:12]})")
+        click.echo("  both runs are kept; if the fact is now held twice, `memgit forget` one")

@@ -96,6 +96,12 @@ def verify(
         for found in result.contradictions:
             click.echo(f"warning[contradiction]: {found.describe()}", err=True)
             click.echo(f"hint: `memgit review show {found.id}`, then keep one", err=True)
+        for apart in result.decided_apart:
+            click.echo(f"warning[decided-apart]: {apart.commit[:12]}: {apart.describe()}", err=True)
+            click.echo(
+                "hint: both runs are kept; if the fact is now held twice, `memgit forget` one",
+                err=True,
+            )
         verdict = "clean" if result.ok else f"{plural(len(result.findings), 'problem')}"
         click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
     if not result.ok:

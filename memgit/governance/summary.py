@@ -39,6 +39,12 @@ def render_markdown(result: VerifyResult, *, range_label: str) -> str:
         lines.append(f"Warning: contradiction: {escape_cell(found.describe())}")
     if result.contradictions:
         lines += ["Resolve each with `memgit review show ID` and keep one.", ""]
+    for apart in result.decided_apart[:MAX_ROWS]:
+        lines.append(
+            f"Warning: decided apart in `{apart.commit[:12]}`: {escape_cell(apart.describe())}"
+        )
+    if result.decided_apart:
+        lines += ["Both runs are kept; if a fact is now held twice, `memgit forget` one.", ""]
     if result.ok:
         lines.append("No problems found.")
         return "\n".join(lines) + "\n"

@@ -6,7 +6,8 @@
 - No memory id is both active and retired: a memory changed in a commit (or
   brought in by a merge) was not retired earlier in that commit's history
   (``refs/memgit/retired/<id>``, or a retiring commit's trailers), and a merge does
-  not keep a memory another of its parents retired.
+  not keep a memory another of its parents retired, or forgot (``memgit forget``)
+  since the merge base.
 - Following ``supersedes`` never leads back to where it started.
 - A memory id lives at one path only, across all scopes.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from pathlib import PurePosixPath
 
 from memgit.catalog import Catalog
 from memgit.constants import MEMORIES_DIR
@@ -67,6 +69,16 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
         except MemgitError:
             continue
         yield _retired_active(path, memory.id)
+    for path in sorted(view.forgotten_beside):
+        yield Problem(
+            code="forgotten-id-active",
+            message=f"memory {PurePosixPath(path).stem} was forgotten (memgit forget) on one "
+            "side of this merge, which keeps the other side's copy",
+            path=path,
+            field="id",
+            hint=f"`git rm -f {path}`, then commit: the forget wins, as `memgit sync` "
+            "decides; a memory to keep is written again under a new id",
+        )
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
             memory = view.parsed(path, parse_memory)

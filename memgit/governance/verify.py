@@ -31,6 +31,7 @@ from memgit.governance.rewrites import (
     rewrite_problem,
 )
 from memgit.governance.view import CommitView, view_of_commit
+from memgit.sharing.decided_apart import DecidedApart, decided_apart_in
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import iter_blobs
 
@@ -60,6 +61,8 @@ class VerifyResult:
     # In the newest commit checked: memories that replace the same one (a warning; a
     # person resolves it with `memgit review`), not a problem of any commit.
     contradictions: tuple[Contradiction, ...] = ()
+    # Units that runs on two sides of a merge checked decided two ways (a warning too).
+    decided_apart: tuple[DecidedApart, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -71,6 +74,7 @@ class VerifyResult:
             "commits": list(self.commits),
             "problems": [finding.to_dict() for finding in self.findings],
             "contradictions": [found.to_dict() for found in self.contradictions],
+            "decided_apart": [found.to_dict() for found in self.decided_apart],
         }
 
 
@@ -184,6 +188,7 @@ def verify(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> VerifyResul
         findings=tuple(iter_findings(repo, commits)),
         counts=count_range(repo, ids),
         contradictions=tuple(find_contradictions(repo, commits[-1].tree)) if commits else (),
+        decided_apart=tuple(decided_apart_in(repo, commits)),
     )
 
 

@@ -14,7 +14,7 @@ from memgit.governance.retirements import Retirements, retired_in
 from memgit.settings import Settings
 from memgit.settings_cache import cached_settings
 from memgit.sharing.merge import merge_memory
-from memgit.sharing.retired_join import retired_by_a_side
+from memgit.sharing.retired_join import forgotten_by_a_side, retired_by_a_side
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import blob_at, diff_trees, iter_blobs, read_blob
 
@@ -47,6 +47,9 @@ class CommitView:
     # Memory files a merge keeps from its first parent that another parent lacks because
     # its history retired them (the same memory made on both sides, one side retired it).
     retired_beside: frozenset[str] = frozenset()
+    # Memory files a merge keeps that a parent lacks because its history forgot them
+    # (``memgit forget``) since the merge base: the same memory, made on both sides.
+    forgotten_beside: frozenset[str] = frozenset()
     # For a merge, each other parent's tree with the merge base's tree: a file both
     # sides changed is explained by the merge when it is the merge driver's join of them.
     joins: tuple[tuple[pygit2.Tree, pygit2.Tree | None], ...] = ()
@@ -223,8 +226,9 @@ def view_of_tree(
 def _as_merge(view: CommitView, others: Sequence[pygit2.Commit]) -> CommitView:
     """A merge is checked only for what differs from every parent: what each side brings
     was checked where it was made. But a memory retired on the first parent's side must
-    not come back through the merge (``merged_in``), and a memory both sides changed
-    must be the merge driver's join of them (``joins``)."""
+    not come back through the merge (``merged_in``), nor one a side retired or forgot
+    since the merge base (``retired_beside``, ``forgotten_beside``), and a memory both
+    sides changed must be the merge driver's join of them (``joins``)."""
     repo = view.repo
     changed = set(view.changed)
     for other in others:
@@ -236,6 +240,8 @@ def _as_merge(view: CommitView, others: Sequence[pygit2.Commit]) -> CommitView:
     }
     joins = []
     retired: set[str] = set()
+    forgotten: set[str] = set()
+    first = repo.get(view.base) if view.base is not None else None
     refs = {
         name: ref.target
         for name in repo.references
@@ -253,10 +259,13 @@ def _as_merge(view: CommitView, others: Sequence[pygit2.Commit]) -> CommitView:
             for path in retired_by_a_side(repo, view.tree, [(other, refs)], base)
             if blob_at(view.parent, path) is not None
         )
+        sides = [side for side in (first, other) if isinstance(side, pygit2.Commit)]
+        forgotten.update(forgotten_by_a_side(repo, view.tree, sides, base))
     return replace(
         view,
         changed=frozenset(changed),
         merged_in=frozenset(merged_in),
         retired_beside=frozenset(retired),
+        forgotten_beside=frozenset(forgotten - retired),
         joins=tuple(joins),
     )

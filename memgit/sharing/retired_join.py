@@ -9,7 +9,9 @@ the retraction is undone. Where this clone retired it, the merge commit then fai
 is lost silently. A retired id can never be active again, so there is nothing for a
 person to choose: the join leaves the memory out, as the side that retired it did.
 ``memgit sync`` treats a memory one side forgot (``memgit forget``) the same way: it
-was removed on purpose, and the other clone's copy is the same memory.
+was removed on purpose, and the other clone's copy is the same memory. A plain ``git
+merge`` cannot leave it out (git runs no merge driver for a file only one side has
+changed), so the checks refuse a merge that keeps it (:func:`forgotten_by_a_side`).
 """
 
 from __future__ import annotations
@@ -40,17 +42,10 @@ def retired_by_a_side(
     side removed with ``memgit forget`` counts too (``Memgit-Forgotten``)."""
     found: set[str] = set()
     for tip, refs in sides:
-        lacking = {
-            PurePosixPath(path).stem: path
-            for path, entry in diff_trees(git, tip.tree, merged).items()
-            if entry is not None
-            and path.startswith(f"{MEMORIES_DIR}/")
-            and path.endswith(".md")
-            and blob_at(tip.tree, path) is None
-        }
+        lacking = _lacking(git, merged, tip)
         if not lacking:
             continue
-        retired = _retired_since(git, tip.id, base, forgotten=forgotten)
+        retired = _retired_since(git, tip.id, base, retired=True, forgotten=forgotten)
         for memory_id, path in lacking.items():
             at = refs.get(f"{REFS_RETIRED}{memory_id}")
             if memory_id in retired or (
@@ -60,10 +55,45 @@ def retired_by_a_side(
     return sorted(found)
 
 
+def forgotten_by_a_side(
+    git: pygit2.Repository,
+    merged: pygit2.Tree,
+    sides: Sequence[pygit2.Commit],
+    base: pygit2.Oid | None,
+) -> list[str]:
+    """The memory files of ``merged`` that a side lacks because a commit it has and
+    ``base`` lacks forgot them (``Memgit-Forgotten``), sorted: a merge that keeps one
+    undoes a ``memgit forget``, as :func:`retired_by_a_side` finds for a retirement."""
+    found: set[str] = set()
+    for tip in sides:
+        lacking = _lacking(git, merged, tip)
+        if lacking:
+            forgotten = _retired_since(git, tip.id, base, retired=False, forgotten=True)
+            found.update(path for memory_id, path in lacking.items() if memory_id in forgotten)
+    return sorted(found)
+
+
+def _lacking(git: pygit2.Repository, merged: pygit2.Tree, tip: pygit2.Commit) -> dict[str, str]:
+    """Memory id -> path of the memory files ``merged`` holds and ``tip`` does not."""
+    return {
+        PurePosixPath(path).stem: path
+        for path, entry in diff_trees(git, tip.tree, merged).items()
+        if entry is not None
+        and path.startswith(f"{MEMORIES_DIR}/")
+        and path.endswith(".md")
+        and blob_at(tip.tree, path) is None
+    }
+
+
 def _retired_since(
-    git: pygit2.Repository, tip: pygit2.Oid, base: pygit2.Oid | None, *, forgotten: bool
+    git: pygit2.Repository,
+    tip: pygit2.Oid,
+    base: pygit2.Oid | None,
+    *,
+    retired: bool,
+    forgotten: bool,
 ) -> set[str]:
-    """The ids the commits of ``base..tip`` retire (or forget) by their trailers."""
+    """The ids the commits of ``base..tip`` retire, or forget, by their trailers."""
     walker = git.walk(tip, pygit2.enums.SortMode.NONE)
     if base is not None:
         walker.hide(base)
@@ -71,7 +101,8 @@ def _retired_since(
     for commit in walker:
         if "Memgit-" not in commit.message:
             continue
-        found.update(retired_ids(commit.message))
+        if retired:
+            found.update(retired_ids(commit.message))
         if forgotten:
             found.update(
                 value.strip()

@@ -25,6 +25,11 @@ ATTRIBUTE_LINES = (
 )
 DRIVER_MODULE = "memgit.sharing.merge_driver"
 DRIVER_DESCRIPTION = "memgit: memory-aware merge of memories, run records and captures"
+# A memory's file name is its id: git's rename detection, which pairs files by similar
+# bytes, takes a teammate's new memory of the same fact for a memory edited here,
+# renamed (docs/sharing.md#merging-clones). ``git merge`` reads ``pull.twohead`` for
+# its strategy; git 2.39's ``ort`` ignores ``merge.renames``, ``recursive`` obeys it.
+RENAME_FREE_MERGE = (("merge.renames", "false"), ("pull.twohead", "recursive"))
 
 
 def attributes_with_memgit(existing: bytes | None) -> bytes | None:
@@ -48,7 +53,8 @@ def driver_command() -> str:
 
 
 def configure_merge_driver(repo: pygit2.Repository) -> bool:
-    """Register the merge driver in the clone's config; whether anything changed.
+    """Register the merge driver in the clone's config, and merges with no rename
+    detection (where the person set neither); whether anything changed.
 
     A driver command that is not memgit's (a person pointed ``merge.memgit.driver``
     elsewhere) is kept; one that runs memgit's module through another interpreter
@@ -65,4 +71,8 @@ def configure_merge_driver(repo: pygit2.Repository) -> bool:
     if current is None or (current != wanted and f"-m {DRIVER_MODULE} " in current):
         config[driver_key] = wanted
         changed = True
+    for key, value in RENAME_FREE_MERGE:
+        if key not in config:
+            config[key] = value
+            changed = True
     return changed

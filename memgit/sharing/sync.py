@@ -4,8 +4,9 @@ One round: fetch the remote's branch and ``refs/memgit/*`` (into
 ``refs/memgit-sync/<remote>/``); check each fetched commit as ``memgit verify``
 would, then join the branches through :func:`~memgit.store.engine.publish`, so the
 checkout follows: a fast-forward when only the remote moved, a merge commit when
-both did (``git merge-tree``, which runs the memory-aware merge driver ``memgit
-init`` registers; the merge commit is checked as verify checks a merge); adopt the
+both did (path by path with no rename detection, memgit's files by the merge
+driver's rules: :mod:`memgit.sharing.three_way`; the merge commit is checked as verify
+checks a merge); adopt the
 remote's memgit refs (:mod:`memgit.sharing.refs`); check what the remote lacks as
 its pre-receive hook would; then push the branch and the refs the remote lacks, all
 or none, each only if the remote still holds what was fetched. A push the remote
@@ -16,10 +17,8 @@ before anything changed.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -39,14 +38,16 @@ from memgit.governance.verify import (
 )
 from memgit.settings import Settings
 from memgit.sharing import refs as memgit_refs
+from memgit.sharing.decided_apart import DecidedApart, decided_apart_in
 from memgit.sharing.duplicates import possible_duplicates
 from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, forget_fetched, push
 from memgit.sharing.retired_join import retired_by_a_side
+from memgit.sharing.three_way import merge_changes
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
 from memgit.store.repository import head_branch
 from memgit.store.rewrite import purged_commits
-from memgit.store.tree import blob_at, diff_trees, read_blob
+from memgit.store.tree import blob_at, build_tree, diff_trees, read_blob
 from memgit.trailers import render_message
 
 MAX_ROUNDS = 10
@@ -67,6 +68,8 @@ class SyncResult:
     possible_duplicates: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     # Open in the branch after the sync: memories that replace the same one (a review item).
     contradictions: tuple[Contradiction, ...] = ()
+    # Units whose runs on two sides of a merge this sync made, took or pushed disagree.
+    decided_apart: tuple[DecidedApart, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +84,7 @@ class SyncResult:
             "rounds": self.rounds,
             "possible_duplicates": [list(pair) for pair in self.possible_duplicates],
             "contradictions": [found.to_dict() for found in self.contradictions],
+            "decided_apart": [found.to_dict() for found in self.decided_apart],
         }
 
 
@@ -104,6 +108,7 @@ def sync(
     adopted: list[str] = []
     recorded: list[str] = []
     duplicates: dict[tuple[str, str], None] = {}
+    start = git.references[branch].peel(pygit2.Commit).id
     for round_number in range(1, MAX_ROUNDS + 1):
         step("fetch", 0, 1)
         fetched = fetch(git, remote, remote_branch)
@@ -140,6 +145,7 @@ def sync(
                 rounds=round_number,
                 possible_duplicates=tuple(duplicates),
                 contradictions=tuple(find_contradictions(git, git[tip].peel(pygit2.Tree))),
+                decided_apart=tuple(_decided_apart(git, tip, [start, fetched.tip])),
             )
     raise ConflictError(
         f"{remote} kept moving; gave up after {MAX_ROUNDS} rounds",
@@ -147,6 +153,19 @@ def sync(
         path=remote,
         hint="others are pushing continuously; run memgit sync again",
     )
+
+
+def _decided_apart(
+    git: pygit2.Repository, tip: pygit2.Oid, known: list[pygit2.Oid | None]
+) -> list[DecidedApart]:
+    """The units decided two ways that merges new to this clone (made here, or brought)
+    or to the remote (pushed) join: everyone the merge reaches is told once."""
+    seen: dict[pygit2.Oid, pygit2.Commit] = {}
+    for before in known:
+        if before is not None:  # an empty remote: its first push joins nothing there
+            seen.update((commit.id, commit) for commit in _new_commits(git, [tip], [before]))
+    merges = [commit for commit in seen.values() if len(commit.parents) > 1]
+    return decided_apart_in(git, merges)
 
 
 def _check_outgoing(
@@ -297,9 +316,26 @@ def _join(
             files = _changes(git, tip.tree, other.tree)
             return Change(files=files, message=message, fast_forward=str(theirs))
         how[0] = "merge"
-        tree = git[_merge_tree(git, remote, tip.id, theirs)].peel(pygit2.Tree)
         base = git.merge_base(tip.id, theirs)
-        base_tree = git[base].peel(pygit2.Tree) if base is not None else None
+        if base is None:
+            raise ConflictError(
+                f"{remote}'s branch shares no history with this one",
+                code="sync-conflict",
+                path="merge",
+                hint="one history per team: docs/sharing.md#each-clone says how a clone "
+                "takes the remote's",
+            )
+        base_tree = git[base].peel(pygit2.Tree)
+        fetched_name = f"{SYNC_NAMESPACE}{remote}/branch"
+        files = merge_changes(
+            git,
+            base_tree,
+            tip.tree,
+            other.tree,
+            hint=f"merge by hand (`git merge {fetched_name}`, resolve, commit: the hooks "
+            "check it), then run memgit sync again; nothing was changed",
+        )
+        tree = git[build_tree(git, tip.tree, files)].peel(pygit2.Tree)
         duplicates.extend(
             possible_duplicates(
                 git,
@@ -307,7 +343,6 @@ def _join(
                 _added_memories(git, base_tree, other.tree),
             )
         )
-        files = _changes(git, tip.tree, tree)
         sides = [(tip, memgit_refs.local_refs(git)), (other, fetched.refs)]
         for path in retired_by_a_side(git, tree, sides, base, forgotten=True):
             if blob_at(tip.tree, path) is None:
@@ -364,36 +399,3 @@ def _added_memories(
         for path, entry in diff_trees(git, base, tree).items()
         if entry is not None and path.startswith(f"{MEMORIES_DIR}/") and path.endswith(".md")
     ]
-
-
-def _merge_tree(git: pygit2.Repository, remote: str, ours: pygit2.Oid, theirs: pygit2.Oid) -> str:
-    """The merged tree's id, from ``git merge-tree`` (git's own merge, with the merge
-    drivers .gitattributes names); a ConflictError naming the paths in conflict."""
-    done = subprocess.run(
-        ["git", "merge-tree", "--write-tree", "--name-only", str(ours), str(theirs)],
-        cwd=Path(git.workdir),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    lines = done.stdout.splitlines()
-    if done.returncode == 0 and lines:
-        return lines[0]
-    if done.returncode != 1 or not lines:
-        detail = quote_foreign(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "")
-        raise ConflictError(f"git merge-tree failed: {detail}", code="sync-conflict", path="merge")
-    conflicted = []
-    for line in lines[1:]:
-        if not line:
-            break
-        conflicted.append(line)
-    fetched = f"{SYNC_NAMESPACE}{remote}/branch"
-    raise ConflictError(
-        f"{len(conflicted)} file(s) changed on both sides in ways that do not merge: "
-        + ", ".join(quote_foreign(path) for path in conflicted[:5]),
-        code="sync-conflict",
-        path=conflicted[0] if conflicted else "merge",
-        hint=f"merge by hand (`git merge {fetched}`, resolve, commit: the hooks check it), "
-        "then run memgit sync again; nothing was changed",
-    )
