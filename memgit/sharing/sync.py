@@ -16,14 +16,13 @@ before anything changed.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import pygit2
 
+from memgit import git as git_cli
 from memgit.constants import MEMORIES_DIR
 from memgit.derived.archive import Progress
 from memgit.errors import ChecksFailedError, ConflictError, Problem, UsageError, quote_foreign
@@ -369,19 +368,20 @@ def _added_memories(
 def _merge_tree(git: pygit2.Repository, remote: str, ours: pygit2.Oid, theirs: pygit2.Oid) -> str:
     """The merged tree's id, from ``git merge-tree`` (git's own merge, with the merge
     drivers .gitattributes names); a ConflictError naming the paths in conflict."""
-    done = subprocess.run(
-        ["git", "merge-tree", "--write-tree", "--name-only", str(ours), str(theirs)],
-        cwd=Path(git.workdir),
-        capture_output=True,
-        text=True,
-        check=False,
+    done = git_cli.run(
+        git.workdir,
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        str(ours),
+        str(theirs),
         timeout=600,
     )
-    lines = done.stdout.splitlines()
-    if done.returncode == 0 and lines:
+    lines = done.out.splitlines()
+    if done.ok and lines:
         return lines[0]
-    if done.returncode != 1 or not lines:
-        detail = quote_foreign(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "")
+    if done.status != 1 or not lines:
+        detail = quote_foreign(done.said.splitlines()[-1] if done.said else "")
         raise ConflictError(f"git merge-tree failed: {detail}", code="sync-conflict", path="merge")
     conflicted = []
     for line in lines[1:]:
