@@ -11,7 +11,6 @@ committed index with what it finds.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import time
 from dataclasses import dataclass
@@ -60,7 +59,7 @@ def scan(git_dir: Path, workdir: Path) -> Overlay:
 
 def changed_paths(git_dir: Path, workdir: Path) -> list[str]:
     """Paths under memories/ and inbox/ that differ from HEAD in the index or working tree."""
-    paths = _git_status(git_dir, workdir) if shutil.which("git") else None
+    paths = _git_status(git_dir, workdir)
     if paths is None:
         repo = pygit2.Repository(str(git_dir))
         paths = [
