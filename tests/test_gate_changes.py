@@ -212,6 +212,15 @@ def test_a_change_with_no_earlier_memory_is_stored_as_the_new_state(
     assert memory.sources[0].quote in text
 
 
+def test_a_removal_after_the_new_state_adds_no_memory_of_its_own(repo_path: Path) -> None:
+    """ "we moved to bun. pnpm-lock.yaml is gone, bun.lock is committed.": the second
+    sentence is the same change, and a memory of it would name pnpm as if it held."""
+    text = "ok so big news, we moved to bun. pnpm-lock.yaml is gone, bun.lock is committed."
+    assert [action for action, _ in _say(repo_path, text, seq=0)] == ["CREATE"]
+    (memory,) = memories(repo_path).values()
+    assert "bun" in memory.title and "pnpm" not in f"{memory.title} {memory.body}"
+
+
 @pytest.mark.parametrize(
     "text",
     [
