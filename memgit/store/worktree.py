@@ -100,7 +100,9 @@ class IndexLock:
         scratch = git_dir / CACHE_DIR
         scratch.mkdir(exist_ok=True)
         following = scratch / _NEXT_INDEX
+        # Left by a git killed with a writer before (this one holds both locks now).
         following.unlink(missing_ok=True)
+        (scratch / f"{_NEXT_INDEX}.lock").unlink(missing_ok=True)
         with contextlib.suppress(FileNotFoundError):  # no index yet: git starts empty
             shutil.copyfile(git_dir / "index", following)
         merge = ("read-tree", "-m", "-u", old or EMPTY_TREE, new)
