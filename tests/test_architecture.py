@@ -213,3 +213,21 @@ def test_memgit_never_reads_proc() -> None:
         if '"/proc' in module.read_text("utf-8") or "'/proc" in module.read_text("utf-8")
     ]
     assert users == []
+
+
+def test_an_error_code_has_one_exit_status() -> None:
+    """A code names one kind of error, so one exit status wherever it is raised
+    (``index-busy`` once exited 70 from one module and 4 from another)."""
+    classes: dict[str, set[str]] = {}
+    for module in _modules():
+        for node in ast.walk(ast.parse(module.read_text("utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if not node.func.id.endswith("Error"):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "code" and isinstance(keyword.value, ast.Constant):
+                    classes.setdefault(str(keyword.value.value), set()).add(node.func.id)
+    assert classes["index-busy"] == {"ConflictError"}
+    mixed = {code: sorted(names) for code, names in classes.items() if len(names) > 1}
+    assert mixed == {}
