@@ -65,7 +65,7 @@ class IndexLock:
         # as git creates its lock): never empty, so never mistaken for a git command's.
         scratch = Path(self.repo.path) / CACHE_DIR
         scratch.mkdir(exist_ok=True)
-        ready = scratch / f"index.lock.{os.getpid()}"
+        ready = scratch / f"index.lock.{self.token.split()[-1]}"
         ready.write_text(self.token, "ascii")
         deadline = time.monotonic() + LOCK_WAIT
         try:
