@@ -95,10 +95,10 @@ def push(
     refused = [ref for ref in git.pushed_refs(done) if ref.flag == "!"]
     if refused and _moved(repo, remote, updates):
         return False
-    declined = [ref.ref for ref in refused if ref.by_remote]
-    if declined and told_by_remote(done.err):
+    declined = next((ref.line for ref in refused if ref.by_remote), None)
+    if declined is not None and told_by_remote(done.err):
         raise ChecksFailedError(
-            f"{remote} refused the push of {', '.join(declined)} (its hook found problems)"
+            f"{remote} refused the push (its hook found problems): {quote_foreign(declined)}"
             + told_by_remote(done.err),
             code="remote-refused",
             path=remote,
