@@ -12,8 +12,8 @@ Under the lock, the touched paths' index entries (``git ls-files``) and working
 files must equal the parent commit; anything else is a local edit that must not
 be clobbered. After the branch moved, ``git read-tree -m -u OLD NEW`` brings the
 index and working tree from the parent's tree to the new one, writing a copy of
-the index (``GIT_INDEX_FILE``) that memgit then renames over the lock and the
-index, as git commits a lock: paths memgit did not touch keep whatever a person
+the index (``GIT_INDEX_FILE``) that memgit then renames over the index before it
+removes the lock, as git commits a lock: paths memgit did not touch keep whatever a person
 staged, and git itself refuses to overwrite a file edited since memgit looked.
 (docs/decisions/0012-one-git-runner.md)
 """
@@ -49,8 +49,9 @@ _SPLIT = ("update-index", "--split-index")
 
 
 class IndexLock:
-    """git's ``index.lock``, held by memgit; use as a context manager. It is released
-    by :meth:`checkout` (which commits it, as git does) or on leaving the block."""
+    """git's ``index.lock``, held by memgit; use as a context manager. Leaving the block
+    removes it: after :meth:`checkout` put the new index in place, as git commits a
+    lock, or with the index as it was."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
         """``token`` is what the lock will hold: the writer's journal names it before
