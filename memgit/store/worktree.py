@@ -106,6 +106,9 @@ class IndexLock:
         (scratch / f"{_NEXT_INDEX}.lock").unlink(missing_ok=True)
         with contextlib.suppress(FileNotFoundError):  # no index yet: git starts empty
             shutil.copyfile(git_dir / "index", following)
+        # read-tree compares the working files by their stat data only: stale data (a
+        # copied checkout, an entry git left "racily clean") would read as an edit.
+        git.run(self.repo.workdir, "update-index", "-q", "--refresh", index=following)
         merge = ("read-tree", "-m", "-u", old or EMPTY_TREE, new)
         done = git.run(self.repo.workdir, *merge, index=following)
         if not done.ok:
