@@ -236,7 +236,7 @@ def _publish_once(
         if not moved:
             return None
         if index is not None:
-            index.checkout(str(base_tree.id) if base_tree is not None else None, str(tree_id))
+            index.checkout(base_tree, str(tree_id), change.files)
     lock.write({})
     return CommitResult(
         commit=str(new),

@@ -94,9 +94,10 @@ class IndexLock:
             self._held = False
             release_index_lock(self.repo, self.token)
 
-    def checkout(self, old: str | None, new: str) -> None:
+    def checkout(self, old: pygit2.Tree | None, new: str, paths: Iterable[str]) -> None:
         """Bring index and working tree from tree ``old`` (None: none) to tree ``new``
-        with git's two-way merge, then put the new index in place of the lock."""
+        (they differ at ``paths``, which :func:`check_untouched` proved as ``old`` has
+        them) with git's two-way merge, then put the new index in place."""
         git_dir = Path(self.repo.path)
         scratch = git_dir / CACHE_DIR
         scratch.mkdir(exist_ok=True)
@@ -106,10 +107,12 @@ class IndexLock:
         (scratch / f"{_NEXT_INDEX}.lock").unlink(missing_ok=True)
         with contextlib.suppress(FileNotFoundError):  # no index yet: git starts empty
             shutil.copyfile(git_dir / "index", following)
-        # read-tree compares the working files by their stat data only: stale data (a
-        # copied checkout, an entry git left "racily clean") would read as an edit.
-        git.run(self.repo.workdir, "update-index", "-q", "--refresh", index=following)
-        merge = ("read-tree", "-m", "-u", old or EMPTY_TREE, new)
+        # read-tree tells an edit of the paths it changes by their stat data alone: stale
+        # data (a copied checkout, an entry git left "racily clean") would read as one.
+        tracked = [path for path in paths if blob_at(old, path) is not None]
+        if tracked:
+            git.run(self.repo.workdir, "update-index", "--", *tracked, index=following)
+        merge = ("read-tree", "-m", "-u", str(old.id) if old is not None else EMPTY_TREE, new)
         done = git.run(self.repo.workdir, *merge, index=following)
         if not done.ok:
             following.unlink(missing_ok=True)
