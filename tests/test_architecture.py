@@ -108,3 +108,126 @@ def test_ruff_is_clean() -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Modules that start a program other than git, and which one (issue 26, item 3).
+STARTS_OTHER_PROGRAMS = {
+    "hosts/hook.py": "memgit itself, in the background",
+    "gate/backends/command.py": "the user's Gate command",
+}
+# Words of git's messages that code once matched to recognise an error.
+GIT_MESSAGE_TEXT = (
+    "index.lock",
+    "Unable to create",
+    "non-fast-forward",
+    "couldn't find remote ref",
+    "hook declined",
+    "stale info",
+    "fetch first",
+    "atomic push failed",
+    "cannot lock ref",
+    "would be overwritten",
+    "not uptodate",
+    "File exists",
+)
+GIT_OUTPUT_NAMES = ("stderr", "stdout", "said", "err", "out")
+
+
+def _starts_git(tree: ast.AST) -> bool:
+    """A list or tuple literal that begins with "git" (a command line), or
+    ``shutil.which("git")``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List | ast.Tuple) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "git":
+                return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "which"
+            and any(isinstance(a, ast.Constant) and a.value == "git" for a in node.args)
+        ):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("module", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_only_the_git_runner_starts_git(module: Path) -> None:
+    """memgit/git.py is the one place that starts git (one environment, one error
+    mapping); a few modules start other programs, and never git."""
+    name = str(module.relative_to(PACKAGE))
+    if name == "git.py":
+        return
+    tree = ast.parse(module.read_text("utf-8"))
+    if "subprocess" in _imports(tree) or "os.system" in ast.unparse(tree):
+        assert name in STARTS_OTHER_PROGRAMS, f"{name} starts a program: go through memgit.git"
+    assert not _starts_git(tree), f"{name} builds a git command line: use memgit.git.run"
+
+
+MATCHERS = ("startswith", "endswith", "find", "index", "count", "search", "match", "fullmatch")
+
+
+def _matched_strings(tree: ast.AST) -> list[ast.Constant]:
+    """String literals code matches text against: ``"x" in y``, ``y.startswith("x")``,
+    ``re.search("x", y)``, and the members of a tuple, list or set of them."""
+    found: list[ast.Constant] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.In | ast.NotIn) for op in node.ops
+        ):
+            found += [n for n in (node.left, *node.comparators) if isinstance(n, ast.Constant)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in MATCHERS:
+                found += [n for n in node.args if isinstance(n, ast.Constant)]
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+            found += [n for n in node.elts if isinstance(n, ast.Constant)]
+    return [n for n in found if isinstance(n.value, str)]
+
+
+@pytest.mark.parametrize("module", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_error_is_recognised_by_gits_message_text(module: Path) -> None:
+    """git's errors are told by exit status, porcelain output and the files it leaves:
+    its messages change with versions and languages."""
+    tree = ast.parse(module.read_text("utf-8"))
+    for node in _matched_strings(tree):
+        words = [text for text in GIT_MESSAGE_TEXT if text in node.value]
+        assert not words, f"{module.name}:{node.lineno} matches git's words {words}"
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+        ):
+            against = ast.unparse(node.comparators[0]).replace(".", " ").replace("(", " ")
+            assert not set(against.split()) & set(GIT_OUTPUT_NAMES), (
+                f"{module.name}:{node.lineno}: {ast.unparse(node)} reads git's output"
+            )
+
+
+def test_memgit_never_reads_proc() -> None:
+    """Nothing may depend on Linux's /proc (the index lock once did)."""
+    users = [
+        str(module.relative_to(PACKAGE))
+        for module in _modules()
+        if '"/proc' in module.read_text("utf-8") or "'/proc" in module.read_text("utf-8")
+    ]
+    assert users == []
+
+
+def test_an_error_code_has_one_exit_status() -> None:
+    """A code names one kind of error, so one exit status wherever it is raised
+    (``index-busy`` once exited 70 from one module and 4 from another)."""
+    classes: dict[str, set[str]] = {}
+    for module in _modules():
+        for node in ast.walk(ast.parse(module.read_text("utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if not node.func.id.endswith("Error"):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "code" and isinstance(keyword.value, ast.Constant):
+                    classes.setdefault(str(keyword.value.value), set()).add(node.func.id)
+    assert classes["index-busy"] == {"ConflictError"}
+    mixed = {code: sorted(names) for code, names in classes.items() if len(names) > 1}
+    assert mixed == {}

@@ -355,12 +355,12 @@ KILL_ITSELF = r"""
 import json, os, signal, sys
 from pathlib import Path
 import memgit.store.engine as engine
-import memgit.store.gitindex as gitindex
+import memgit.store.worktree as worktree
 from memgit import MemoryRepo
 
 repo_path, point, turn, way = sys.argv[1:5]
 if way == "split-after-write":
-    gitindex.SPLIT_INDEX_BYTES = 0  # as for a large index
+    worktree.SPLIT_INDEX_BYTES = 0  # as for a large index
 
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -372,9 +372,9 @@ def die_holding_ref_lock(repo, branch, *args, **kwargs):
 if point == "ref-locked":
     engine._move_refs = die_holding_ref_lock
 elif point == "branch-moved":
-    engine.sync_checkout = die
+    worktree.IndexLock.checkout = die
 elif point == "file-written":
-    gitindex.GitIndex.finish_write = die
+    worktree._wants_split = die  # git wrote the files and the next index, not yet in place
 MemoryRepo.open(repo_path).capture(json.loads(turn))
 """
 
@@ -396,13 +396,13 @@ def test_next_writer_repairs_a_writer_killed_at_a_known_point(
 
     ``ref-locked``: died holding the branch's ``.lock`` before moving it;
     ``branch-moved``: died after moving the branch, before any work-tree sync;
-    ``file-written``: died after writing the new file, before saving the index.
+    ``file-written``: died after git wrote the new file, before the index is in place.
+    Each time memgit held git's ``index.lock``: the next writer removes it.
     In every case the next ``memgit capture`` succeeds, leaves ``git status``
     empty and fsck clean, and the killed turn is in HEAD exactly when the
-    branch had moved; capturing it again completes it exactly once. git's index
-    writer is already waiting for its entries when ``ref-locked`` and
-    ``branch-moved`` kill; with ``split-after-write`` the killed writer would
-    have split the index after its write.
+    branch had moved; capturing it again completes it exactly once. With
+    ``split-after-write`` the killed writer would have split the index after its
+    write.
     """
     done = subprocess.run(
         [sys.executable, "-c", KILL_ITSELF, str(repo_path), point, json.dumps(crash_turn(0)), way],
@@ -413,6 +413,7 @@ def test_next_writer_repairs_a_writer_killed_at_a_known_point(
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()
     journal = json.loads((repo_path / ".git" / CACHE_DIR / LOCK_FILE).read_bytes())
     assert journal["op"] == "publish"
+    assert (repo_path / ".git" / "index.lock").read_text("ascii") == journal["index_lock"]
     path = capture_path(SOURCE, "crash", 0)
     assert (path in head_files(repo_path)) == committed
 
@@ -425,6 +426,7 @@ def test_next_writer_repairs_a_writer_killed_at_a_known_point(
         check=False,
     )
     assert fresh.returncode == 0, fresh.stderr.decode()
+    assert not (repo_path / ".git" / "index.lock").exists()
     assert git(repo_path, "status", "--porcelain") == ""
     assert_fsck_clean(repo_path)
 

@@ -344,13 +344,13 @@ def test_commit_all_is_checked_as_committed(consumer: Consumer) -> None:
 # A capture that SIGKILLs itself once it has moved the branch, before the index is synced.
 KILLED_AFTER_PUBLISHING = r"""
 import json, os, signal, sys
-import memgit.store.engine as engine
+import memgit.store.worktree as worktree
 from memgit import MemoryRepo
 
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
-engine.sync_checkout = die
+worktree.IndexLock.checkout = die
 MemoryRepo.open(sys.argv[1]).capture(json.loads(sys.argv[2]))
 """
 
@@ -359,8 +359,10 @@ def test_a_commit_after_a_killed_memgit_write_is_refused_until_it_is_finished(
     consumer: Consumer,
 ) -> None:
     """A memgit write killed after moving the branch leaves its capture out of the index:
-    a person's next commit would delete it, with every check passing. The hooks refuse
-    until a memgit command has finished the write."""
+    a person's next commit would delete it, with every check passing. It also leaves
+    git's index.lock, which it held, so git refuses to stage; a person who removes the
+    lock by hand, as git says to, is refused by the hooks until a memgit command has
+    finished the write."""
     turn = {**repos.TURNS[0], "seq": 900}
     killed = subprocess.run(
         [sys.executable, "-c", KILLED_AFTER_PUBLISHING, str(consumer.path), json.dumps(turn)],
@@ -372,6 +374,11 @@ def test_a_commit_after_a_killed_memgit_write_is_refused_until_it_is_finished(
     captured = git(consumer.path, "show", "--name-only", "--format=", "HEAD").split()
     assert git(consumer.path, "status", "--porcelain").split() == ["D", *captured]
     (consumer.path / "notes.md").write_text("# Notes\n", "utf-8")
+    lock = consumer.path / ".git" / "index.lock"
+    adding = ["git", "-C", str(consumer.path), "add", "notes.md"]
+    refused = subprocess.run(adding, capture_output=True, check=False)
+    assert refused.returncode != 0 and lock.exists()
+    lock.unlink()
     git(consumer.path, "add", "notes.md")
 
     done = consumer.commit("my notes")

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import random
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pygit2
 import pytest
 
 from memgit.errors import ConflictError, InvalidInputError
-from memgit.store import gitindex
+from memgit.store import worktree
 from memgit.store.engine import Change, publish
 from memgit.store.lock import WriterLock
 from memgit.store.recovery import finish_dead_writer, unfinished_publish
@@ -31,10 +29,9 @@ def plain_repo(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> pygit2.Repository:
     """A repository whose index is, for memgit, as large as gets split after the next
-    write, small (kept whole), or already split. git's writer always starts before the
-    change is known to be published."""
+    write, small (kept whole), or already split."""
     if request.param == "split-after-write":
-        monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
+        monkeypatch.setattr(worktree, "SPLIT_INDEX_BYTES", 0)
     repo = _plain_repo(tmp_path)
     if request.param == "split":
         git(Path(repo.workdir), "update-index", "--split-index")
@@ -428,7 +425,7 @@ def test_a_lock_a_git_command_took_after_the_crash_is_left(
     ref_lock = git_dir / "refs" / "heads" / "main.lock"
     ref_lock.write_text("0123456789012345678901234567890123456789\n")  # another id
     monkeypatch.setattr(engine, "REF_LOCK_WAIT", 0.2)
-    monkeypatch.setattr(gitindex, "LOCK_WAIT", 0.2)
+    monkeypatch.setattr(worktree, "LOCK_WAIT", 0.2)
     with pytest.raises(ConflictError) as caught:  # the dead writer's sync cannot finish
         publish(plain_repo, write({"a": b"a"}), guard=None)
     assert caught.value.code == "git-lock"
@@ -442,21 +439,19 @@ def test_a_lock_a_git_command_took_after_the_crash_is_left(
     assert git(Path(plain_repo.workdir), "status", "--porcelain") == ""
 
 
-def test_foreign_index_lock_is_reported_not_removed(plain_repo: pygit2.Repository) -> None:
+def test_foreign_index_lock_is_reported_not_removed(
+    plain_repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lock = Path(plain_repo.path) / "index.lock"
     lock.write_bytes(b"")
     os.utime(lock, (time.time() - 3600, time.time() - 3600))
-    from memgit.store import engine
-
-    old_wait = engine.REF_LOCK_WAIT
-    try:
-        engine.REF_LOCK_WAIT = 0.2
-        with pytest.raises(ConflictError) as caught:
-            publish(plain_repo, write({"a": b"a"}), guard=None)
-    finally:
-        engine.REF_LOCK_WAIT = old_wait
+    head = str(plain_repo.head.target)
+    monkeypatch.setattr(worktree, "LOCK_WAIT", 0.2)
+    with pytest.raises(ConflictError) as caught:
+        publish(plain_repo, write({"a": b"a"}), guard=None)
     assert caught.value.code == "git-lock"
-    assert lock.exists()
+    assert lock.exists() and lock.read_bytes() == b""
+    assert str(plain_repo.head.target) == head
 
 
 def test_a_held_branch_lock_is_never_taken_for_a_dead_writers(
@@ -563,18 +558,20 @@ class _Refuse:
         raise InvalidInputError("refused by the test", code="schema")
 
 
-def test_a_refused_change_leaves_no_lookup_running(plain_repo: pygit2.Repository) -> None:
-    """The index lookup started ahead of the checks is reaped when the guard refuses."""
+def test_a_refused_change_leaves_the_index_unlocked(plain_repo: pygit2.Repository) -> None:
+    """memgit holds git's index.lock while it checks and publishes: a refusal (by the
+    guard, or a local edit found under the lock) leaves no lock behind."""
+    path = Path(plain_repo.workdir)
     head = str(plain_repo.head.target)
-    gc.collect()  # earlier tests' garbage must not warn inside the block
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with pytest.raises(InvalidInputError):
-            publish(plain_repo, write({"notes/a.txt": b"A\n"}), guard=_Refuse())
-        gc.collect()
-    running = [w for w in caught if "subprocess" in str(w.message)]
-    assert not running, [str(w.message) for w in running]
+    with pytest.raises(InvalidInputError):
+        publish(plain_repo, write({"notes/a.txt": b"A\n"}), guard=_Refuse())
+    (path / "README").write_text("my own edit\n")
+    with pytest.raises(ConflictError) as caught:
+        publish(plain_repo, write({"README": b"memgit's\n"}), guard=None)
+    assert caught.value.code == "local-edits"
+    assert not (path / ".git" / "index.lock").exists()
     assert str(plain_repo.head.target) == head
+    git(path, "add", "README")  # git can take the lock again
 
 
 def _split_mode(path: Path) -> bool:
@@ -601,7 +598,7 @@ def test_a_large_index_is_kept_in_split_mode(
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "300 files")
     whole = (path / ".git" / "index").stat().st_size
-    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", whole // 4)  # 300 files count as large
+    monkeypatch.setattr(worktree, "SPLIT_INDEX_BYTES", whole // 4)  # 300 files count as large
     repo = open_repository(path)
     assert not _split_mode(path)
     publish(repo, write({"notes/a.txt": b"A\n"}), guard=None)
@@ -634,8 +631,8 @@ def test_a_failed_split_leaves_a_whole_index_and_the_write_done(
     """Splitting is only for speed: when git refuses it after the entries are saved,
     the write still succeeds, with a whole, correct index (it used to report a failed
     index update for a commit whose index was in line)."""
-    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
-    monkeypatch.setattr(gitindex.GitIndex, "_SPLIT", ("update-index", "--no-such-option"))
+    monkeypatch.setattr(worktree, "SPLIT_INDEX_BYTES", 0)
+    monkeypatch.setattr(worktree, "_SPLIT", ("update-index", "--no-such-option"))
     repo = _plain_repo(tmp_path)
     path = Path(repo.workdir)
     result = publish(repo, write({"notes/a.txt": b"A\n"}), guard=None)
@@ -648,7 +645,7 @@ def test_a_failed_split_leaves_a_whole_index_and_the_write_done(
 def test_core_split_index_false_keeps_the_index_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gitindex, "SPLIT_INDEX_BYTES", 0)
+    monkeypatch.setattr(worktree, "SPLIT_INDEX_BYTES", 0)
     repo = _plain_repo(tmp_path)
     path = Path(repo.workdir)
     git(path, "config", "core.splitIndex", "false")

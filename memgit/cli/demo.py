@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import click
 
+from memgit import git
 from memgit.cli.output import describe_redactions, emit_json
 
 
@@ -95,7 +95,5 @@ def _excerpt(text: str, lines: int) -> str:
 
 def _git(path: Path, *args: str) -> str:
     """Run git for display only (the demo shows what a user would see)."""
-    done = subprocess.run(
-        ["git", "-C", str(path), *args], capture_output=True, text=True, check=False
-    )
-    return done.stdout if done.returncode == 0 else done.stderr
+    done = git.run(path, *args)
+    return done.out if done.ok else done.err

@@ -11,30 +11,20 @@ committed index with what it finds.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from memgit import git
 from memgit.constants import DEFAULT_OVERLAY_TTL, INBOX_DIR, MEMORIES_DIR, OVERLAY_TTL_ENV
 from memgit.derived.documents import is_capture_path, is_memory_path
+from memgit.errors import MemgitError
 
 # A working file larger than this is reported, not read.
 MAX_OVERLAY_FILE = 8 * 1024 * 1024
-_FOREIGN_ENV = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-)
 _CLEAN = {pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED}
 
 
@@ -69,7 +59,7 @@ def scan(git_dir: Path, workdir: Path) -> Overlay:
 
 def changed_paths(git_dir: Path, workdir: Path) -> list[str]:
     """Paths under memories/ and inbox/ that differ from HEAD in the index or working tree."""
-    paths = _git_status(git_dir, workdir) if shutil.which("git") else None
+    paths = _git_status(git_dir, workdir)
     if paths is None:
         repo = pygit2.Repository(str(git_dir))
         paths = [
@@ -83,7 +73,6 @@ def changed_paths(git_dir: Path, workdir: Path) -> list[str]:
 def _git_status(git_dir: Path, workdir: Path) -> list[str] | None:
     """Ask git (fast: threaded lstat, untracked cache, fsmonitor if configured); None on failure."""
     command = [
-        "git",
         f"--git-dir={git_dir}",
         f"--work-tree={workdir}",
         "--no-optional-locks",
@@ -97,14 +86,11 @@ def _git_status(git_dir: Path, workdir: Path) -> list[str] | None:
         MEMORIES_DIR,
         INBOX_DIR,
     ]
-    env = {key: value for key, value in os.environ.items() if key not in _FOREIGN_ENV}
     try:
-        done = subprocess.run(
-            command, cwd=workdir, capture_output=True, env=env, check=False, timeout=120
-        )
-    except (OSError, subprocess.SubprocessError):
+        done = git.run(workdir, *command, timeout=120)
+    except MemgitError:
         return None
-    if done.returncode != 0:
+    if not done.ok:
         return None
     paths = []
     for entry in done.stdout.split(b"\0"):

@@ -23,12 +23,12 @@ commit that deletes a memory gets the same record from two hooks:
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pygit2
 
+from memgit import git
 from memgit.constants import (
     MEMORIES_DIR,
     TRAILER_FORGOTTEN,
@@ -125,12 +125,12 @@ def record_trailers(argv: list[str] | None = None) -> int:
         return 0
     # git's own trailer writer: it knows comment lines, the scissors line of
     # `git commit -v` and an existing trailer block.
-    command = ["git", "interpret-trailers", "--in-place"]
+    command = ["interpret-trailers", "--in-place"]
     for trailer in trailers:
         command += ["--trailer", trailer]
-    done = subprocess.run([*command, str(message_file)], capture_output=True, text=True)
-    if done.returncode != 0:
-        print(f"error[git-failed]: git interpret-trailers: {done.stderr.strip()}", file=sys.stderr)
+    done = git.run(Path.cwd(), *command, str(message_file))
+    if not done.ok:
+        print(f"error[git-failed]: git interpret-trailers: {done.said}", file=sys.stderr)
         return 1
     for trailer in trailers:
         print(f"memgit: recorded a removed memory: {trailer}", file=sys.stderr)

@@ -11,14 +11,12 @@ to that commit are blamed again on the old path in its parent, matched by conten
 from __future__ import annotations
 
 import difflib
-import shutil
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 
 import pygit2
 
-from memgit.errors import ConflictError, quote_foreign
+from memgit import git
 from memgit.history.provenance import Quote, run_quotes
 from memgit.history.select import Snapshot
 from memgit.history.versions import MemoryHistory, Version, run_record
@@ -150,26 +148,10 @@ def _matching(old: list[str], new: list[str]) -> dict[int, int]:
 
 def _git_blame(repo: pygit2.Repository, commit: str, path: str) -> list[tuple[str, int]]:
     """(commit, line number in that commit's version of the file) for each line."""
-    git = shutil.which("git")
-    if git is None:
-        raise ConflictError(
-            "git is not on PATH; memgit blame runs git's own blame",
-            code="git-missing",
-            hint="install git",
-        )
-    done = subprocess.run(
-        [git, "blame", "--porcelain", commit, "--", path],
-        cwd=repo.path,
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise ConflictError(
-            f"git blame failed: {quote_foreign(message)}",
-            code="git-failed",
-            path=path,
-            hint=f"run `git blame {commit[:12]} -- {path}` to see the whole error",
+    done = git.run(repo.path, "blame", "--porcelain", commit, "--", path)
+    if not done.ok:
+        raise git.failed(
+            done, path=path, hint=f"run `git blame {commit[:12]} -- {path}` to see the whole error"
         )
     rows = []
     for line in done.stdout.split(b"\n"):

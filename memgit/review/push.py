@@ -45,7 +45,7 @@ def push_proposal(repo: pygit2.Repository, run_id: str, remote: str) -> Pushed:
         raise UsageError(f"{quote_foreign(remote)} is not a remote", code="usage", field="REMOTE")
     spec = f"{proposal.ref}:{proposal.ref}"
     done = run_git(repo, "push", "--porcelain", remote, spec)
-    if done.returncode != 0:
+    if not done.ok:
         raise remote_error("push", remote, done)
     return Pushed(
         run_id=run_id,

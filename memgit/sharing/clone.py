@@ -101,12 +101,12 @@ def _adopt(repo: pygit2.Repository, remote: str) -> CloneSetup:
         )
     refs = _take_missing_refs(repo, fetched.refs)
     done = run_git(repo, "checkout", "--quiet", "--no-track", "-b", branch, str(fetched.tip))
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
+    if not done.ok:
+        lines = [line for line in done.err.splitlines() if line.strip()]
         named = [line.strip() for line in lines if line.startswith("\t")]
         raise ConflictError(
             f"cannot check out {remote}'s branch {branch}: "
-            + quote_foreign(lines[0] if lines else f"exit status {done.returncode}")
+            + quote_foreign(lines[0] if lines else f"exit status {done.status}")
             + "".join(f" {quote_foreign(name)}" for name in named[:5]),
             code="local-edits",
             path=named[0] if named else str(repo.workdir),
@@ -124,11 +124,11 @@ def remote_heads(repo: pygit2.Repository, remote: str) -> tuple[list[str], str |
     """The remote's branches (short names, memgit's proposal branches left out) and the
     branch its HEAD names, if HEAD names one that exists."""
     done = run_git(repo, "ls-remote", "--symref", remote, "HEAD", "refs/heads/*")
-    if done.returncode != 0:
+    if not done.ok:
         raise remote_error("ls-remote", remote, done)
     heads: list[str] = []
     head = None
-    for line in done.stdout.splitlines():
+    for line in done.out.splitlines():
         value, _, name = line.partition("\t")
         if value.startswith("ref: ") and name == "HEAD":
             head = value.removeprefix("ref: ").removeprefix(HEADS)
@@ -167,9 +167,9 @@ def _take_missing_refs(repo: pygit2.Repository, fetched: dict[str, pygit2.Oid]) 
 def _point_head(repo: pygit2.Repository, branch: str) -> None:
     """Make the branch HEAD names (it has no commit yet) ``branch``."""
     done = run_git(repo, "symbolic-ref", "HEAD", HEADS + branch)
-    if done.returncode != 0:
+    if not done.ok:
         raise ConflictError(
-            f"cannot make HEAD name {branch}: " + quote_foreign(done.stderr.strip()),
+            f"cannot make HEAD name {branch}: " + quote_foreign(done.said),
             code="git-failed",
             path="HEAD",
             hint=f"`git symbolic-ref HEAD {HEADS}{branch}`, then rerun memgit init",

@@ -6,14 +6,14 @@ setting the user has works as it does for ``git fetch`` and ``git push``.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from memgit.errors import BackendError, ChecksFailedError, quote_foreign
+from memgit import git
+from memgit.errors import BackendError, ChecksFailedError, MemgitError, quote_foreign
 from memgit.store.refs import delete_refs
 
 GIT_TIMEOUT = 300.0
@@ -42,12 +42,13 @@ def fetch(repo: pygit2.Repository, remote: str, branch: str) -> Fetched:
     # up): those must change only when sync decides, and never on a refused sync.
     fetch_args = ("fetch", "--quiet", "--no-tags", "--prune", "--refmap=", remote)
     done = run_git(repo, *fetch_args, f"+{branch}:{base}/branch", memgit_refs)
-    has_branch = done.returncode == 0
+    has_branch = done.ok
     if not has_branch:
-        if "couldn't find remote ref" not in done.stderr:
+        # Status 2 of `ls-remote --exit-code`: the remote has no such branch (yet).
+        if run_git(repo, "ls-remote", "--exit-code", remote, branch).status != 2:
             raise remote_error("fetch", remote, done)
         done = run_git(repo, *fetch_args, memgit_refs)
-        if done.returncode != 0:
+        if not done.ok:
             raise remote_error("fetch", remote, done)
         delete_refs(repo, [f"{base}/branch"])
     tip = repo.references.get(f"{base}/branch")
@@ -89,58 +90,53 @@ def push(
         args.append(f"--force-with-lease={name}:{expected if expected is not None else ''}")
         args.append(f"{new if new is not None else ''}:{name}")
     done = run_git(repo, *args)
-    if done.returncode == 0:
+    if done.ok:
         return True
-    refused = [line for line in done.stdout.splitlines() if line.startswith("!")]
-    if refused and all(_moved(line) for line in refused):
+    refused = [ref for ref in git.pushed_refs(done) if ref.flag == "!"]
+    if refused and _moved(repo, remote, updates):
         return False
-    declined = next((line for line in refused if "hook declined" in line), None)
-    if declined is not None:
+    declined = next((ref.line for ref in refused if ref.by_remote), None)
+    if declined is not None and told_by_remote(done.err):
         raise ChecksFailedError(
             f"{remote} refused the push (its hook found problems): {quote_foreign(declined)}"
-            + told_by_remote(done.stderr),
+            + told_by_remote(done.err),
             code="remote-refused",
             path=remote,
             hint="the remote's lines say what it refused; fix those commits or refs "
             "(`memgit verify` shows them here), then sync again; nothing was pushed",
         )
-    raise remote_error("push", remote, done, detail=refused[0] if refused else None)
+    raise remote_error("push", remote, done, detail=refused[0].line if refused else None)
 
 
-def _moved(line: str) -> bool:
-    """A porcelain line of a ref the remote refused because it moved since the fetch, or
-    was being moved by another push as this one came (``--atomic`` refuses the other
-    refs with "atomic push failed")."""
-    return any(reason in line for reason in _MOVED)
+def _moved(
+    repo: pygit2.Repository,
+    remote: str,
+    updates: Mapping[str, tuple[pygit2.Oid | None, pygit2.Oid | None]],
+) -> bool:
+    """Whether a ref of ``updates`` no longer holds, on the remote, the id it had at the
+    fetch: a refused push then lost a race (fetch again and retry), known from the refs
+    themselves rather than from the words of git's refusal."""
+    done = run_git(repo, "ls-remote", remote, *updates)
+    if not done.ok:
+        raise remote_error("ls-remote", remote, done)
+    held = {}
+    for line in done.out.splitlines():
+        oid, _, name = line.partition("\t")
+        held[name] = oid
+    return any(
+        held.get(name) != (str(expected) if expected is not None else None)
+        for name, (_new, expected) in updates.items()
+    )
 
 
-_MOVED = (
-    "stale info",
-    "fetch first",
-    "non-fast-forward",
-    "atomic push failed",
-    "atomic transaction failed",
-    "cannot lock ref",
-    "failed to update ref",
-)
-
-
-def run_git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(repo: pygit2.Repository, *args: str) -> git.Ran:
     """``git ARGS`` in the repository, for a command that talks to a remote (fetch,
     push): its output, or BackendError when it cannot run or does not finish."""
     try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=Path(repo.workdir or repo.path),
-            capture_output=True,
-            text=True,
-            errors="replace",
-            check=False,
-            timeout=GIT_TIMEOUT,
-        )
-    except (OSError, subprocess.TimeoutExpired) as err:
+        return git.run(Path(repo.workdir or repo.path), *args, timeout=GIT_TIMEOUT)
+    except MemgitError as err:
         raise BackendError(
-            f"git {args[0]} did not finish: {quote_foreign(str(err))}",
+            f"git {args[0]} did not finish: {err.message}",
             code="remote-failed",
             path=args[-1],
             hint="check that git is installed and the remote answers, then retry",
@@ -148,16 +144,16 @@ def run_git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[
 
 
 def remote_error(
-    what: str, remote: str, done: subprocess.CompletedProcess[str], *, detail: str | None = None
+    what: str, remote: str, done: git.Ran, *, detail: str | None = None
 ) -> BackendError:
     """git's failure, told by its last line of output (or ``detail``, the line that says
     why), quoted as foreign text."""
-    lines = [line for line in (done.stderr or done.stdout).strip().splitlines() if line]
+    lines = [line for line in (done.said or done.out).strip().splitlines() if line]
     if detail is None and lines:
         detail = lines[-1]
-    detail = quote_foreign(detail) if detail else f"exit status {done.returncode}"
+    detail = quote_foreign(detail) if detail else f"exit status {done.status}"
     return BackendError(
-        f"git {what} {remote} failed: {detail}" + told_by_remote(done.stderr or ""),
+        f"git {what} {remote} failed: {detail}" + told_by_remote(done.err),
         code="remote-failed",
         path=remote,
         hint="run the same git command yourself to see the whole error; nothing was changed",

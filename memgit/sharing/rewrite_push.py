@@ -104,10 +104,10 @@ def _plan(
 def _listed(git: pygit2.Repository, remote: str) -> dict[str, str]:
     """The remote's branches, tags and memgit refs, as it holds them now."""
     done = run_git(git, "ls-remote", "--refs", remote)
-    if done.returncode != 0:
+    if not done.ok:
         raise remote_error("ls-remote", remote, done)
     listed = {}
-    for line in done.stdout.splitlines():
+    for line in done.out.splitlines():
         oid, _, name = line.partition("\t")
         if name.startswith(SHARED_PREFIXES):
             listed[name] = oid

@@ -9,9 +9,10 @@ branch moved (someone ran ``git commit`` meanwhile) it asks the function again
 on the new tip, so a lost race is re-applied, never overwritten.
 
 When the branch is the one checked out, the checkout is part of the write
-(:mod:`memgit.store.worktree`): before the refs move, the person's index and
-working tree must hold no edits to the touched paths; after, exactly those
-paths are brought in line. A branch that is not checked out (a proposal) is
+(:mod:`memgit.store.worktree`): memgit holds git's ``index.lock`` while the refs
+move, as ``git commit`` does; before they move, the person's index and working
+tree must hold no edits to the touched paths; after, git brings the index and
+working tree from the old tree to the new one. A branch that is not checked out (a proposal) is
 published with no checkout at all.
 """
 
@@ -28,12 +29,11 @@ import pygit2
 
 from memgit.errors import ConflictError
 from memgit.store import recovery
-from memgit.store.gitindex import GitIndex, open_index
 from memgit.store.identity import signatures
 from memgit.store.lock import WriterLock
 from memgit.store.repository import head_branch
 from memgit.store.tree import build_tree, read_tree
-from memgit.store.worktree import check_untouched, sync_checkout
+from memgit.store.worktree import IndexLock, check_untouched
 
 MAX_ATTEMPTS = 20
 REF_LOCK_WAIT = 5.0
@@ -129,26 +129,18 @@ def publish(
             change = plan(tip)
             if change is None or not (change.files or _moves_anyway(change)):
                 return _no_op(tip, branch, attempt)
-            if checked_out:
-                wait_for_git_lock(git_dir / "index.lock")
-            checkout = open_index(repo) if checked_out else contextlib.nullcontext()
-            with checkout as index:
-                if index is not None:
-                    # Looking up the touched paths' index entries (a git process)
-                    # overlaps building and checking the commit.
-                    index.prefetch(change.files)
-                result = _publish_once(
-                    repo,
-                    lock,
-                    branch,
-                    tip,
-                    change,
-                    expected=expected,
-                    guard=guard,
-                    index=index,
-                    attempt=attempt,
-                    author_fallback=author_fallback,
-                )
+            result = _publish_once(
+                repo,
+                lock,
+                branch,
+                tip,
+                change,
+                expected=expected,
+                guard=guard,
+                checked_out=checked_out,
+                attempt=attempt,
+                author_fallback=author_fallback,
+            )
             if result is not None:
                 return result
     raise ConflictError(
@@ -196,13 +188,13 @@ def _publish_once(
     *,
     expected: pygit2.Commit | None,
     guard: Guard | None,
-    index: GitIndex | None,
+    checked_out: bool,
     attempt: int,
     author_fallback: tuple[str, str] | None,
 ) -> CommitResult | None:
     """Build, check and publish ``change`` on ``tip``; None when the branch moved first
-    from ``expected`` (its tip, or None for a branch to create). ``index`` is the
-    checkout's, when the branch is checked out."""
+    from ``expected`` (its tip, or None for a branch to create). ``checked_out``: bring
+    the index and working tree along."""
     base_tree = tip.tree if tip is not None else None
     if guard is not None:
         guard.screen(change.files, change.message)
@@ -213,33 +205,38 @@ def _publish_once(
     if guard is not None:
         merged = [repo[pygit2.Oid(hex=commit)].peel(pygit2.Commit) for commit in change.merged]
         guard.check(repo, tree, tip, merged)
+    index = IndexLock(repo) if checked_out else None
     if index is not None:
-        check_untouched(repo, index, base_tree, change.files)
-        if not index.writer_holds_lock():
-            return None  # a git command holds the index: try again once it lets go
-    new = _new_commit(repo, tip, tree_id, change, author_fallback)
-    lock.write(
-        {
-            "op": "publish",
-            "branch": branch,
-            "old": str(expected.id) if expected is not None else None,
-            "new": str(new),
-            # The paths to bring in line after a crash: none for a branch not checked out.
-            "paths": sorted(change.files) if index is not None else [],
-            "refs": dict(change.refs),
-        }
-    )
-    try:
-        moved = _move_refs(repo, branch, expected, new, change)
-    except ConflictError:
-        # Nothing was published, and the lock in the way is not ours:
-        # the next writer must not take it for a dead writer's.
-        lock.write({})
-        raise
-    if not moved:
-        return None
-    if index is not None:
-        sync_checkout(repo, index, tree, change.files)
+        # Named before it is taken: a lock a killed writer left is known for its own.
+        lock.write({"op": "publish", "index_lock": index.token})
+    with index if index is not None else contextlib.nullcontext():
+        if index is not None:
+            check_untouched(repo, base_tree, change.files)
+        new = _new_commit(repo, tip, tree_id, change, author_fallback)
+        lock.write(
+            {
+                "op": "publish",
+                "branch": branch,
+                "old": str(expected.id) if expected is not None else None,
+                "new": str(new),
+                # The paths to bring in line after a crash: none for a branch not checked
+                # out; and the index lock this writer holds, to release after a crash.
+                "paths": sorted(change.files) if index is not None else [],
+                "index_lock": index.token if index is not None else None,
+                "refs": dict(change.refs),
+            }
+        )
+        try:
+            moved = _move_refs(repo, branch, expected, new, change)
+        except ConflictError:
+            # Nothing was published, and the lock in the way is not ours:
+            # the next writer must not take it for a dead writer's.
+            lock.write({})
+            raise
+        if not moved:
+            return None
+        if index is not None:
+            index.checkout(base_tree, str(tree_id), change.files)
     lock.write({})
     return CommitResult(
         commit=str(new),
@@ -291,20 +288,6 @@ def _check_expected(repo: pygit2.Repository, expect: Mapping[str, str | None]) -
                 path=name,
                 hint="someone else moved it meanwhile: look at it, then run the command again",
             )
-
-
-def wait_for_git_lock(lock_file: Path) -> None:
-    """Wait briefly (``REF_LOCK_WAIT``, read now) for a git command holding ``lock_file``."""
-    deadline = time.monotonic() + REF_LOCK_WAIT
-    while lock_file.exists():
-        if time.monotonic() >= deadline:
-            raise ConflictError(
-                "another git process holds this lock",
-                code="git-lock",
-                path=str(lock_file),
-                hint="if no git command is running, the lock is stale: remove the file and retry",
-            )
-        time.sleep(0.02)
 
 
 def _no_op(tip: pygit2.Commit | None, branch: str, attempt: int) -> CommitResult:

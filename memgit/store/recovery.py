@@ -13,10 +13,9 @@ commit instead (:func:`unfinished_publish`).
 
 A git lock file is removed only when memgit can prove it is its own: a ref's
 ``.lock`` holding exactly the id the dead writer was writing there, or one still
-empty a second after it was made (no live writer leaves a lock empty). The index
-lock is never removed: memgit reaches the index only through git, whose
-processes release that lock when memgit dies, so an ``index.lock`` belongs to
-a git command that is running, or to one a person must judge.
+empty a second after it was made (no live writer leaves a lock empty), and an
+``index.lock`` holding the token the dead writer's journal names (any other is a
+git command's, running or for a person to judge).
 """
 
 from __future__ import annotations
@@ -31,11 +30,10 @@ import pygit2
 
 from memgit.constants import CACHE_DIR, LOCK_FILE
 from memgit.errors import ConflictError
-from memgit.store.gitindex import open_index
 from memgit.store.lock import WriterLock
 from memgit.store.rewrite import JOURNAL_OP, finish_rewrite, planned_moves
-from memgit.store.tree import blob_at, read_blob
-from memgit.store.worktree import sync_checkout, working_blob
+from memgit.store.tree import blob_at
+from memgit.store.worktree import release_index_lock, restore, staged_entries, working_blob
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +101,8 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
         return
     if not journal or journal.get("op") != "publish":
         return
+    # The dead writer's index lock (held while it checked, moved the branch, checked out).
+    release_index_lock(repo, journal.get("index_lock"))
     git_dir = Path(repo.path)
     branch = str(journal.get("branch", ""))
     refs = dict(journal.get("refs", {}))
@@ -128,22 +128,21 @@ def recover(repo: pygit2.Repository, journal: dict[str, Any] | None) -> None:
         oid = commit.id if target == "HEAD" else pygit2.Oid(hex=target)
         if existing is None or existing.target != oid:
             repo.create_reference_direct(name, oid, True, message="memgit: recover")
-    with open_index(repo) as index:
-        paths = list(journal.get("paths", []))
-        staged_entries = index.staged(paths)
-        pending = {}
-        for path in paths:
-            before, after = blob_at(old_tree, path), blob_at(commit.tree, path)
-            staged, working = staged_entries[path], working_blob(Path(repo.workdir), path)
-            # The dead writer may have stopped anywhere between writing the file and
-            # saving the index: each side is either still old or already new. Any
-            # other content is a person's edit and is left alone.
-            if {staged, working} <= {before, after} and (staged, working) != (after, after):
-                pending[path] = read_blob(repo, after) if after is not None else None
-        if pending:
-            # A failure (a git command holds the index lock) keeps the journal:
-            # the next writer or reader tries again.
-            sync_checkout(repo, index, commit.tree, pending)
+    paths = list(journal.get("paths", []))
+    entries = staged_entries(repo, paths)
+    pending = []
+    for path in paths:
+        before, after = blob_at(old_tree, path), blob_at(commit.tree, path)
+        entry, working = entries[path], working_blob(Path(repo.workdir), path)
+        # The dead writer may have stopped anywhere between writing the files and
+        # saving the index: each side is either still old or already new. Any
+        # other content is a person's edit and is left alone.
+        if {entry, working} <= {before, after} and (entry, working) != (after, after):
+            pending.append(path)
+    if pending:
+        # A failure (a git command holds the index lock) keeps the journal:
+        # the next writer or reader tries again.
+        restore(repo, new, pending)
     log.info("recovered from writer %s killed while publishing %s", journal.get("pid"), new)
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import subprocess
 from pathlib import Path
 
 import pygit2
 
-from memgit.errors import ConflictError, UsageError
+from memgit import git
+from memgit.errors import ConflictError, MemgitError, UsageError
 
 _configured = False
 # libgit2 caches no tree object over 4 KiB by default, so each path looked up in a
@@ -103,16 +104,8 @@ def compact_index(repo: pygit2.Repository) -> None:
     file; at 100,000 files version 4 makes it 40% smaller and each write about as
     much faster.
     """
-    try:
-        subprocess.run(
-            ["git", "update-index", "--index-version", "4"],
-            cwd=repo.workdir,
-            capture_output=True,
-            check=False,
-            timeout=120,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return
+    with contextlib.suppress(MemgitError):  # only for speed
+        git.run(repo.workdir, "update-index", "--index-version", "4", timeout=120)
 
 
 def head_branch(repo: pygit2.Repository, *, allow_unborn: bool = False) -> str:

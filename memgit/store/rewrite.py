@@ -23,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 import pygit2
 
+from memgit import git
 from memgit.constants import CACHE_DIR, LOCK_FILE
 from memgit.errors import ConflictError
 from memgit.store.lock import WriterLock
@@ -292,11 +292,7 @@ def _finish(repo: pygit2.Repository, plan: Mapping[str, Any]) -> None:
         # A two-tree merge moves the index and files from the old tree to the new one
         # and refuses to overwrite an edit; already at the new tree, it changes nothing.
         # Stat data gone stale (a copied checkout) would read as edits: refresh it first.
-        subprocess.run(
-            ["git", "-C", str(repo.workdir), "update-index", "-q", "--refresh"],
-            capture_output=True,
-            check=False,
-        )
+        git.run(repo.workdir, "update-index", "-q", "--refresh")
         _git(repo, "read-tree", "-m", "-u", checkout[0], checkout[1])
     _git(repo, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
     # Files git leaves naming old commits or holding an old message.
@@ -339,13 +335,10 @@ def purged_commits(repo: pygit2.Repository) -> frozenset[str]:
 
 def _git(repo: pygit2.Repository, *args: str) -> None:
     workdir = repo.workdir or repo.path
-    done = subprocess.run(
-        ["git", "-C", str(workdir), *args], capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        raise ConflictError(
-            f"git {args[0]} failed: {done.stderr.strip()[:200]}",
-            code="git-failed",
+    done = git.run(workdir, *args)
+    if not done.ok:
+        raise git.failed(
+            done,
             path=args[0],
             hint="the refs are rewritten; run any memgit command to finish the cleanup",
         )

@@ -10,12 +10,10 @@ hooks running side by side never wait for its lock.
 
 from __future__ import annotations
 
-import subprocess
-
 import pygit2
 
+from memgit import git
 from memgit.errors import ConflictError
-from memgit.store.gitindex import git_failed
 from memgit.store.tree import Entry, place_entries, read_tree
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -45,24 +43,12 @@ def staged_tree(repo: pygit2.Repository, base: pygit2.Commit | None) -> pygit2.T
 
 
 def _git(repo: pygit2.Repository, *args: str) -> bytes:
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.quotePath=false", *args],
-            cwd=repo.workdir,
-            capture_output=True,
-            check=False,
-        )
-    except OSError as err:
-        raise ConflictError(
-            f"cannot run git to read the staged files: {err}",
-            code="git-failed",
+    done = git.run(repo.workdir, "-c", "core.quotePath=false", *args, in_hook=True)
+    if not done.ok:
+        raise git.failed(
+            done,
             path="index",
-            hint="the hooks run under git; make `git` runnable on PATH",
-        ) from err
-    if done.returncode != 0:
-        raise git_failed(
-            args[0],
-            done.stderr.decode("utf-8", "replace").strip(),
+            what=" on the index",
             hint="run `git status` to see what git says about the index, fix it, and retry",
         )
     return done.stdout
