@@ -21,7 +21,6 @@ from typing import Any
 import pygit2
 
 from memgit.apply import Decision, apply_gate_output, describe_decisions, redact_candidates
-from memgit.capture.turn import moment
 from memgit.catalog import Catalog
 from memgit.constants import (
     CACHE_DIR,
@@ -46,9 +45,9 @@ from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import Governance
 from memgit.jsonio import render_json
 from memgit.layout import capture_path
+from memgit.proposals import branch_name, held_units
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
-from memgit.review.proposals import branch_name, held_units
 from memgit.review.propose import needs_review
 from memgit.runrecord import RunInput, RunRecord, render_run_record
 from memgit.settings import Settings, gate_setting
@@ -63,6 +62,7 @@ from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
+from memgit.turn import moment
 
 DEFAULT_BATCH_SIZE = 20
 DEFAULT_RELATED = 8

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from memgit.capture.redact import redact
 from memgit.duplicates import find_same
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.gate.prompt import GateRequest
 from memgit.layout import check_scope
+from memgit.secrets.redact import redact
 
 if TYPE_CHECKING:
     from memgit.derived.lexical import LexicalIndex

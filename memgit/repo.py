@@ -11,13 +11,13 @@ import pygit2
 
 from memgit.capture.inbox import CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
-from memgit.capture.turn import Turn
 from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
 from memgit.settings import Settings, read_config
 from memgit.settings_cache import cached_settings
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
+from memgit.turn import Turn
 
 if TYPE_CHECKING:
     from memgit.gate.backends import Backend

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from memgit.capture.redact import find_secrets, redact_together
 from memgit.constants import MAX_MESSAGE_BYTES
 from memgit.errors import InvalidInputError
 from memgit.jsonio import json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
+from memgit.secrets.redact import find_secrets, redact_together
 from memgit.yamlio import parse_yaml, render_yaml
 
 

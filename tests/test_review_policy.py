@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memgit.proposals import parse_rejection, render_rejection
 from memgit.review.policy import ReviewPolicy
-from memgit.review.proposals import parse_rejection, render_rejection
 from memgit.review.reject import check_reason
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import pygit2
 
-from memgit.capture.turn import Turn, redact_turn, render_capture, turn_from_data
 from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.governance.checks import Governance
@@ -28,6 +27,7 @@ from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.engine import Change, publish
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
+from memgit.turn import Turn, redact_turn, render_capture, turn_from_data
 
 CAPTURE_BATCH = 1000
 """Turns per commit: small enough that a commit's checks take a second or two, large

@@ -25,10 +25,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from memgit.capture.turn import Message, Turn, moment
 from memgit.errors import InvalidInputError
 from memgit.jsonio import decode_utf8
 from memgit.memory import Memory, Source, Supersedes
+from memgit.turn import Message, Turn, moment
 from memgit.yamlio import parse_yaml, split_front_matter
 
 _OPENING_FENCE = re.compile(r"---\r?\n")

@@ -24,11 +24,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from memgit.capture.redact import RANDOM_TOKEN_KIND, find_credentials, find_secrets, redact
 from memgit.constants import MEMORIES_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
 from memgit.memory import parse_memory
+from memgit.secrets.redact import RANDOM_TOKEN_KIND, find_credentials, find_secrets, redact
 
 HOOK_ID = "memgit-secrets"
 MESSAGE_PATH = "commit message"

@@ -20,7 +20,7 @@ from memgit.errors import MemgitError
 from memgit.evidence import units_of
 from memgit.memory import Memory, Source, parse_memory
 from memgit.pack import SourceEvidence, source_evidence
-from memgit.review.proposals import OPEN, Proposal, find_proposal, iter_proposals
+from memgit.proposals import OPEN, Proposal, find_proposal, iter_proposals
 from memgit.runrecord import RunRecord
 from memgit.store.tree import blob_at, read_blob
 

@@ -4,7 +4,7 @@ Git calls ``python -m memgit.sharing.merge_driver %O %A %B %P``: the base, ours
 (the result is written there), theirs, and the file's path in the repository.
 Exit 0 means merged; 1 means a conflict, with markers left in %A for a person.
 A memory is merged field by field, a run record or capture never conflicts
-(:mod:`memgit.sharing.merge`); any other file, or one the driver cannot read,
+(:mod:`memgit.merge`); any other file, or one the driver cannot read,
 is a plain conflict with both sides kept. The driver never loses a side: when
 it fails it leaves %A as it was and exits 2, which git reports as a conflict.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from memgit.sharing.merge import Merged, conflict, merge_memory, merge_trivially, pick_side
+from memgit.merge import Merged, conflict, merge_memory, merge_trivially, pick_side
 
 USAGE = "usage: python -m memgit.sharing.merge_driver BASE OURS THEIRS PATH"
 

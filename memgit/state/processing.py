@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from memgit.capture.turn import Turn, moment
 from memgit.constants import REFS_RUNS
 from memgit.derived.documents import read_capture
 from memgit.evidence import EvidenceUnit, units_of
 from memgit.layout import run_moment
 from memgit.store.tree import read_blob
+from memgit.turn import Turn, moment
 
 if TYPE_CHECKING:
     from memgit.state.lookup import Lookup
