@@ -28,7 +28,6 @@ from memgit.constants import (
     TRAILER_BACKEND,
     TRAILER_RUN,
 )
-from memgit.derived.documents import read_capture
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
 from memgit.duplicates import Held, without_duplicates
@@ -62,7 +61,7 @@ from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
-from memgit.turn import moment
+from memgit.turn import moment, read_capture
 
 DEFAULT_BATCH_SIZE = 20
 DEFAULT_RELATED = 8

@@ -21,7 +21,7 @@ from pathlib import Path
 import pygit2
 
 from memgit.constants import DEFAULT_OVERLAY_TTL, INBOX_DIR, MEMORIES_DIR, OVERLAY_TTL_ENV
-from memgit.derived.documents import is_capture_path, is_memory_path
+from memgit.layout import is_capture_path, is_memory_path
 
 # A working file larger than this is reported, not read.
 MAX_OVERLAY_FILE = 8 * 1024 * 1024

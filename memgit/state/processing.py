@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from memgit.constants import REFS_RUNS
-from memgit.derived.documents import read_capture
 from memgit.evidence import EvidenceUnit, units_of
 from memgit.layout import run_moment
 from memgit.store.tree import read_blob
-from memgit.turn import Turn, moment
+from memgit.turn import Turn, moment, read_capture
 
 if TYPE_CHECKING:
     from memgit.state.lookup import Lookup
