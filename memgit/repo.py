@@ -13,8 +13,7 @@ from memgit.capture.inbox import CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
-from memgit.settings import Settings, read_config
-from memgit.settings_cache import cached_settings
+from memgit.settings import Settings, parse_settings, read_config
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
 from memgit.turn import Turn
@@ -83,7 +82,7 @@ class MemoryRepo:
     def open(cls, path: str | Path = ".") -> MemoryRepo:
         """Open the memory repository containing ``path`` (searched upward)."""
         git = open_repository(Path(path))
-        return cls(git, cached_settings(git, read_config(Path(git.workdir))))
+        return cls(git, parse_settings(read_config(Path(git.workdir))))
 
     @classmethod
     def init(cls, path: str | Path = ".", *, install_hooks: bool = False) -> InitResult:

@@ -71,14 +71,6 @@ class ReviewPolicy:
             return True
         return any(_within(scope, listed) for scope in scopes for listed in self.scopes)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "always": self.always,
-            "actions": list(self.actions),
-            "types": list(self.types),
-            "scopes": list(self.scopes),
-        }
-
 
 def _within(scope: str, listed: str) -> bool:
     return scope == listed or scope.startswith(listed + "/")
@@ -124,15 +116,6 @@ def parse_policy(
         actions=tuple(review.get("actions", ())),
         types=tuple(review.get("types", ())),
         scopes=tuple(review.get("scopes", ())),
-    )
-
-
-def policy_from_json(data: Mapping[str, Any]) -> ReviewPolicy:
-    return ReviewPolicy(
-        always=bool(data["always"]),
-        actions=tuple(data["actions"]),
-        types=tuple(data["types"]),
-        scopes=tuple(data["scopes"]),
     )
 
 
@@ -193,26 +176,6 @@ def read_config(workdir: Path) -> bytes:
             path=str(workdir),
             hint="run `memgit init` to set it up",
         ) from None
-
-
-def settings_to_json(settings: Settings) -> dict[str, Any]:
-    return {**dataclasses.asdict(settings), "review": settings.review.to_json()}
-
-
-def settings_from_json(data: dict[str, Any]) -> Settings:
-    """Settings from ``settings_to_json``'s data (raises KeyError or TypeError on another shape)."""
-    author = data["author"]
-    return Settings(
-        format_version=data["format_version"],
-        memory_types=tuple(data["memory_types"]),
-        scopes=tuple(data["scopes"]),
-        gate=dict(data["gate"]),
-        retention_days=data["retention_days"],
-        author=(author[0], author[1]) if author is not None else None,
-        review=policy_from_json(data["review"]),
-        recall_vocabulary=data["recall_vocabulary"],
-        allow_rewrite=data["allow_rewrite"],
-    )
 
 
 def gate_setting(settings: Settings, key: str, default: int) -> int:
