@@ -38,7 +38,7 @@ from memgit.errors import InvalidInputError
 from memgit.layout import is_capture_path, is_memory_path
 from memgit.memory import read_memory
 from memgit.runrecord import read_coverage
-from memgit.state.processing import capture_row_of, run_time
+from memgit.state.rows import capture_row_of, run_time
 from memgit.store.tree import diff_trees, read_blob, read_tree
 from memgit.turn import Turn, read_capture
 
