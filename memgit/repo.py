@@ -286,13 +286,14 @@ class MemoryRepo:
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
         from memgit.derived.lookup import IndexLookup
+        from memgit.governance.checks import Governance
 
         lookup = IndexLookup(self._recall_index())
         return capture_turns(
             self.git,
             parsed,
             origins=names,
-            lookup=lookup,
+            guard=Governance(lookup),
             known_seq=lookup.highest_seq,
             author_fallback=self.settings.author,
             progress=progress,
