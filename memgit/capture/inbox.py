@@ -96,10 +96,10 @@ def capture_turns(
     """Redact and commit ``turns``, ``batch_size`` per commit; ``origins[i]`` names where
     turn i came from. ``progress(done, total)`` is called after each batch. ``guard``
     checks each commit as the published hooks would (memgit's commands pass
-    :class:`~memgit.governance.checks.Governance` with the derived store's lookup).
-    A turn without a seq is numbered when its batch is planned, under the writer lock (see :func:`_numbered`), past
-    ``known_seq(folder)`` too: the highest seq a session's folder ever had, captures
-    that left the tree included (the tree alone without it)."""
+    :class:`~memgit.governance.checks.Governance` over the derived store's lookup). A
+    turn without a seq is numbered when its batch is planned, under the writer lock (see
+    :func:`_numbered`), past ``known_seq(folder)`` too: the highest seq a session's
+    folder ever had, captures that left the tree included (the tree alone without it)."""
     prepared = _prepare(turns, origins)
     tip = _tip(repo)
     # The highest seq given in the whole input for each session: a turn numbered by
