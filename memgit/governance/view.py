@@ -10,10 +10,10 @@ import pygit2
 
 from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
+from memgit.governance.retired_join import retired_by_a_side
 from memgit.governance.retirements import Retirements, retired_in
 from memgit.merge import merge_memory
 from memgit.settings import Settings, parse_settings
-from memgit.sharing.retired_join import retired_by_a_side
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import blob_at, diff_trees, iter_blobs, read_blob
 
