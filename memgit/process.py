@@ -45,9 +45,9 @@ from memgit.governance.checks import Governance
 from memgit.jsonio import render_json
 from memgit.layout import capture_path
 from memgit.proposals import branch_name, held_units
+from memgit.propose import needs_review
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
-from memgit.review.propose import needs_review
 from memgit.runrecord import RunInput, RunRecord, render_run_record
 from memgit.settings import Settings, gate_setting
 from memgit.state.lookup import Lookup
