@@ -22,7 +22,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -267,12 +266,12 @@ def test_the_checks_pass_a_careful_person_and_catch_what_they_name() -> None:
     assert "(unexpected)" in _report(score, stale, [], *_rates(score))
 
 
-# Where the rules Gate stands (2026-12-03): 44 % kept at 75 % precision, two changes
-# of mind not applied, nothing leaked. A regression below this fails at once; the
-# issue's goal (70 %, every change applied) is the test after this one.
-FLOOR_RECALL = 0.40
-FLOOR_PRECISION = 0.70
-FLOOR_STALE = 2
+# Where the rules Gate stands (2026-12-03, second session): 85 % kept at 96 % precision,
+# every change of mind applied, nothing leaked. A regression below this fails at once;
+# the issue's goal is 70 % with every change applied.
+FLOOR_RECALL = 0.80
+FLOOR_PRECISION = 0.90
+FLOOR_STALE = 0
 
 
 def _conversation_result(
@@ -308,25 +307,15 @@ def _conversation_result(
     return score, stale, leaked, _report(score, stale, leaked, recall, precision)
 
 
-def test_the_rules_gate_holds_its_ground_on_two_weeks(tmp_path: Path) -> None:
-    """No credential anywhere in Git, and no step back from where the Gate stands."""
+def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path) -> None:
+    """Two weeks in, the memories are the current state: most of `expected`, none of
+    `retired`, no chit-chat, and no credential anywhere in Git; and no step back from
+    where the Gate stands (the floors above the goal)."""
     score, stale, leaked, report = _conversation_result(tmp_path)
     recall, precision = _rates(score)
     assert not leaked, report
+    assert _passes(score, stale), (
+        "the Gate's memories after two weeks are not what a careful person keeps\n" + report
+    )
     assert recall >= FLOOR_RECALL and (precision or 0.0) >= FLOOR_PRECISION, report
     assert len(stale) <= FLOOR_STALE, report
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25's acceptance, not met yet: 44 % of the 70 % kept, 2 changes not applied",
-)
-def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path) -> None:
-    """Two weeks in, the memories are the current state: most of `expected`, none of
-    `retired`, no chit-chat, and no credential anywhere in Git. Strict: once it passes,
-    the mark must go."""
-    score, stale, leaked, report = _conversation_result(tmp_path)
-    if not _passes(score, stale) or leaked:
-        pytest.fail(
-            "the Gate's memories after two weeks are not what a careful person keeps\n" + report
-        )
