@@ -52,10 +52,10 @@ from corpus import DEFAULT_CACHE, Corpus, TurnFeed, build_corpus, copy_corpus
 
 import memgit
 from memgit.capture.read import parse_turn
-from memgit.capture.turn import redact_turn, render_capture
 from memgit.constants import TRAILER_CAPTURED
 from memgit.repo import MemoryRepo
 from memgit.trailers import render_message
+from memgit.turn import redact_turn, render_capture
 
 ALL_CONTENDERS = ("api", "cli", "git", "api-open", "api-nofsync", "git-fsync")
 GOAL_SPEEDUP = 2.0

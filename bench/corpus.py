@@ -4,7 +4,7 @@ Filling a repository with 100,000 files through 100,000 memgit captures would ta
 hours, so the corpus is written directly in the state such a history would leave:
 ``memgit init``, then every capture file at the path memgit gives it
 (:func:`memgit.layout.capture_path`) with the bytes memgit would write
-(:func:`memgit.capture.turn.render_capture`), committed as one commit through
+(:func:`memgit.turn.render_capture`), committed as one commit through
 ``git fast-import``, checked out so the index is populated, and ``git status``
 checked clean. Built corpora are cached under ``bench/.cache/`` keyed by size,
 seed and :data:`CORPUS_VERSION`; benchmarks work on copies (:func:`copy_corpus`).
@@ -25,8 +25,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from memgit.capture.turn import Message, Turn, render_capture
 from memgit.repo import MemoryRepo
+from memgit.turn import Message, Turn, render_capture
 
 # Bump whenever generated content or layout changes, so stale caches are not reused.
 CORPUS_VERSION = 1

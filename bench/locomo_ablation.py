@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memgit.derived import database, refresh, rows, search, tokens, vocabulary
+from memgit import tokens
+from memgit.derived import database, refresh, rows, search, vocabulary
 
 ORIGINAL = {
     "schema": database._SCHEMA,

@@ -23,9 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from memgit.derived.tokens import parse_query
 from memgit.derived.vocabulary import expand
 from memgit.repo import MemoryRepo
+from memgit.tokens import parse_query
 
 MODES = ("on", "off")
 

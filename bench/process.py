@@ -173,9 +173,9 @@ def build_repository(size: int, seed: int, rebuild: bool = False) -> Path:
 
 
 def _build(repo: Path, size: int, seed: int) -> None:
-    from memgit.capture.turn import Message, Turn, render_capture
     from memgit.memory import Memory, Source, new_memory_id, render_memory
     from memgit.repo import MemoryRepo
+    from memgit.turn import Message, Turn, render_capture
 
     MemoryRepo.init(repo)
     rng = random.Random(seed)
@@ -292,7 +292,7 @@ def _run_history(count: int, epoch: datetime) -> list[tuple[str, bytes]]:
 def _recent_inbox(count: int, now: datetime) -> list[tuple[str, bytes]]:
     """Turns of the last day, processed (nothing to keep) but inside the retention
     period, so they stay in the inbox, with the run records that covered them."""
-    from memgit.capture.turn import Message, Turn, render_capture
+    from memgit.turn import Message, Turn, render_capture
 
     files: list[tuple[str, bytes]] = []
     covered: Covered = []

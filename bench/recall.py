@@ -49,9 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_corpus import build_corpus
 
 from memgit.derived.search import MEMORY_WEIGHTS, MESSAGE_WEIGHTS
-from memgit.derived.tokens import parse_query
 from memgit.derived.vocabulary import expand
 from memgit.repo import MemoryRepo
+from memgit.tokens import parse_query
 
 ROOT = Path(__file__).resolve().parents[1]
 GOALS = {"warm_p50_ms": 10.0, "refresh_ms": 100.0, "build_s": 30.0, "ratio_to_bare": 2.0}

@@ -2,7 +2,7 @@
 
 N memories (one in ten written in Chinese, with some English terms mixed in)
 and N/10 captured turns, in the files and paths memgit writes
-(:func:`memgit.memory.render_memory`, :func:`memgit.capture.turn.render_capture`),
+(:func:`memgit.memory.render_memory`, :func:`memgit.turn.render_capture`),
 committed as one commit with ``git fast-import`` on top of ``memgit init``'s
 commit, then checked out. Text follows a Zipf law over a 20,000-word
 vocabulary grouped into 500 topics, so that query terms have realistic document
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pygit2
 
-from memgit.capture.turn import Message, Turn, render_capture
 from memgit.memory import Memory, Source, new_memory_id, render_memory
 from memgit.repo import MemoryRepo
+from memgit.turn import Message, Turn, render_capture
 
 CORPUS_VERSION = 3
 DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from memgit.capture.redact import redact
+from memgit.secrets.redact import redact
 
 from secret_fixtures import SECRET_FIXTURES
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import pygit2
 
-from memgit.capture.redact import redact
 from memgit.catalog import Catalog
 from memgit.constants import (
     REFS_RETIRED,
@@ -28,6 +27,7 @@ from memgit.evidence import EvidenceUnit
 from memgit.gate.contract import Candidate, GateOutput
 from memgit.layout import memory_path
 from memgit.memory import Memory, Source, Supersedes, new_memory_id, render_memory
+from memgit.secrets.redact import redact
 from memgit.store.tree import blob_at
 
 

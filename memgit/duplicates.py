@@ -20,15 +20,14 @@ from typing import Any
 
 import pygit2
 
-from memgit.derived.documents import read_memory
 from memgit.derived.lexical import LexicalIndex, Snapshot
 from memgit.derived.search import MemoryRow
 from memgit.derived.similar import memories_holding
-from memgit.derived.tokens import CJK_RUN
 from memgit.errors import MemgitError
 from memgit.gate.contract import GateOutput
-from memgit.memory import Memory
+from memgit.memory import Memory, read_memory
 from memgit.store.tree import blob_at, read_blob
+from memgit.tokens import CJK_RUN
 
 _WORD = re.compile(r"[^\W_]+")
 # Memories whose text holds the phrase, compared in full: more than this many memories

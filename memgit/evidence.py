@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.capture.turn import Turn
-from memgit.derived.tokens import CJK_RUN, STOP_WORDS, iter_query_words
+from memgit.tokens import CJK_RUN, STOP_WORDS, iter_query_words
+from memgit.turn import Turn
 
 # A quote must carry a claim: "I" or "ok" can be found in nearly any message, and a
 # one-character source would let a Gate support (or retract) anything. A CJK

@@ -21,10 +21,10 @@ import pygit2
 
 from memgit.catalog import Catalog
 from memgit.constants import MEMORIES_DIR, TRAILER_FORGOTTEN
-from memgit.derived.documents import read_memory
 from memgit.errors import MemgitError, UsageError
 from memgit.governance.checks import Governance
 from memgit.layout import check_memory_id
+from memgit.memory import read_memory
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
 from memgit.store.tree import blob_at, iter_blobs, read_blob

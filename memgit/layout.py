@@ -183,3 +183,11 @@ def parse_capture_path(path: str) -> tuple[str, str, int] | None:
     if not digits.isdigit() or shard_dir != shard(session):
         return None
     return source, session, int(digits)
+
+
+def is_memory_path(path: str) -> bool:
+    return path.startswith("memories/") and path.endswith(".md")
+
+
+def is_capture_path(path: str) -> bool:
+    return path.startswith("inbox/") and path.endswith(".yaml")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -12,7 +14,7 @@ from memgit.errors import InvalidInputError
 from memgit.jsonio import decode_utf8, json_fields
 from memgit.layout import memory_path
 from memgit.schemas import iter_schema_problems
-from memgit.yamlio import join_front_matter, split_front_matter
+from memgit.yamlio import join_front_matter, parse_yaml, split_front_matter
 
 # Crockford-style base32 without i, l, o, u: readable and safe in any file system.
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -77,7 +79,7 @@ class Supersedes:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Memory:
     """A memory, however it was read: strictly by :func:`parse_memory` (hooks, runs),
-    fast by :func:`memgit.derived.documents.read_memory` (the index, which may lack
+    fast by :func:`memgit.memory.read_memory` (the index, which may lack
     ``created``/``updated``), or back from the index's rows (no body, origin, author
     or source offsets: recall reads the blob when it needs the body).
 
@@ -151,4 +153,136 @@ def parse_memory(text: str | bytes, *, path: str) -> Memory:
         tags=tuple(data.get("tags", ())),
         supersedes=tuple(Supersedes(**item) for item in data.get("supersedes", ())),
         sources=tuple(Source(**item) for item in data.get("sources", ())),
+    )
+
+
+# The fast reader, for the index and every flow that reads committed files: the same
+# Memory as parse_memory's, holding the fields recall needs. Reading 100,000 files
+# through the strict loader and the JSON Schemas takes minutes (1.6 ms a file), so
+# read_memory reads the front matter through libyaml's event parser with the strict
+# loader's rules applied event by event (memgit.yamlio); anything the fast path does not
+# accept outright goes to the strict loader, which reads it the same way or raises the
+# precise error (about 40 us a file). It is a reader, not a validator: full checks are
+# the hooks' and `memgit verify`'s job.
+_OPENING_FENCE = re.compile(r"---\r?\n")
+_CLOSING_FENCE = re.compile(r"^---(?:\r?\n|\Z)", re.MULTILINE)
+
+
+def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
+    """The memory in a file's bytes; InvalidInputError names what is wrong."""
+    text = decode_utf8(data, source=path)
+    front, body = _split(text, path)
+    where = {"path": path}
+    memory_id = _text(front, "id", where)
+    if path.rpartition("/")[2].removesuffix(".md") != memory_id:
+        raise InvalidInputError(
+            f"id {memory_id!r} does not match the file name",
+            code="id-mismatch",
+            path=path,
+            field="id",
+            hint="a memory file is named after its id: <id>.md",
+        )
+    tags = front.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise _field_error(path, "tags", "a list of strings")
+    origin, author = front.get("origin"), front.get("author")
+    return Memory(
+        file=path,
+        blob=blob,
+        id=memory_id,
+        type=_text(front, "type", where),
+        scope=_text(front, "scope", where),
+        title=_text(front, "title", where),
+        body=body,
+        tags=tuple(tags),
+        created=_optional_text(front, "created", where),
+        updated=_optional_text(front, "updated", where),
+        origin=origin if isinstance(origin, str) else "memgit",
+        author=author if isinstance(author, str) else None,
+        sources=tuple(_iter_sources(front.get("sources"), path)),
+        supersedes=tuple(_iter_supersedes(front.get("supersedes"), path)),
+    )
+
+
+def memory_body(data: bytes) -> str | None:
+    """The Markdown body of a memory file, without parsing its front matter."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    opening = _OPENING_FENCE.match(text)
+    closing = _CLOSING_FENCE.search(text, opening.end()) if opening else None
+    return text[closing.end() :] if closing else None
+
+
+def _split(text: str, path: str) -> tuple[dict[str, Any], str]:
+    opening = _OPENING_FENCE.match(text)
+    closing = _CLOSING_FENCE.search(text, opening.end()) if opening else None
+    if opening is None or closing is None:
+        return split_front_matter(text, source=path)  # raises the precise error
+    front = parse_yaml(text[: closing.start()], source=path)
+    if not isinstance(front, dict):
+        return split_front_matter(text, source=path)
+    return front, text[closing.end() :]
+
+
+def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise _field_error(where["path"], key, "a non-empty string")
+    return value
+
+
+def _optional_text(data: dict[str, Any], key: str, where: dict[str, str]) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _field_error(where["path"], key, "a string")
+    return value
+
+
+def _iter_sources(value: Any, path: str) -> Iterator[Source]:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise _field_error(path, "sources", "a list")
+    for index, item in enumerate(value):
+        fields = ("capture", "unit", "quote", "blob")
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in fields):
+            raise _field_error(path, f"sources[{index}]", "capture, unit, quote and blob strings")
+        yield Source(
+            capture=item["capture"],
+            unit=item["unit"],
+            quote=item["quote"],
+            blob=item["blob"],
+            start=_offset(item.get("start")),
+            end=_offset(item.get("end")),
+        )
+
+
+def _offset(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _iter_supersedes(value: Any, path: str) -> Iterator[Supersedes]:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise _field_error(path, "supersedes", "a list")
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(k), str) for k in ("id", "commit")
+        ):
+            raise _field_error(path, f"supersedes[{index}]", "id and commit strings")
+        yield Supersedes(id=item["id"], commit=item["commit"])
+
+
+def _field_error(path: str, field: str, expected: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{field} must be {expected}",
+        code="schema",
+        path=path,
+        field=field,
+        hint="fix the file's front matter; `memgit verify` lists every problem",
     )

@@ -12,11 +12,10 @@ from typing import Any
 
 import pygit2
 
-from memgit.capture.turn import Message, Turn
-from memgit.derived.documents import read_capture
 from memgit.errors import InvalidInputError
 from memgit.jsonio import json_fields
 from memgit.memory import Memory, Source
+from memgit.turn import Message, Turn, read_capture
 
 # The keys of a memory hit and of a turn hit, in the order --json prints them.
 _MEMORY_HIT_KEYS = (

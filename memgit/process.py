@@ -21,7 +21,6 @@ from typing import Any
 import pygit2
 
 from memgit.apply import Decision, apply_gate_output, describe_decisions, redact_candidates
-from memgit.capture.turn import moment
 from memgit.catalog import Catalog
 from memgit.constants import (
     CACHE_DIR,
@@ -29,7 +28,6 @@ from memgit.constants import (
     TRAILER_BACKEND,
     TRAILER_RUN,
 )
-from memgit.derived.documents import read_capture
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
 from memgit.duplicates import Held, without_duplicates
@@ -46,10 +44,10 @@ from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import Governance
 from memgit.jsonio import render_json
 from memgit.layout import capture_path
+from memgit.proposals import branch_name, held_units
+from memgit.propose import needs_review
 from memgit.related import related_memories
 from memgit.retention import expire_inbox
-from memgit.review.proposals import branch_name, held_units
-from memgit.review.propose import needs_review
 from memgit.runrecord import RunInput, RunRecord, render_run_record
 from memgit.settings import Settings, gate_setting
 from memgit.state.lookup import Lookup
@@ -63,6 +61,7 @@ from memgit.store.engine import Change, publish
 from memgit.store.identity import commit_time
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
+from memgit.turn import moment, read_capture
 
 DEFAULT_BATCH_SIZE = 20
 DEFAULT_RELATED = 8

@@ -30,9 +30,9 @@ from typing import Any
 import pygit2
 
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, REFS_RETIRED, RUNS_DIR
-from memgit.derived.documents import read_memory
 from memgit.errors import ConflictError, InvalidInputError, MemgitError, UsageError
 from memgit.layout import check_memory_id
+from memgit.memory import read_memory
 from memgit.sharing.rewrite_push import RemotePush, push_rewrite
 from memgit.store import recovery
 from memgit.store.lock import WriterLock

@@ -16,17 +16,14 @@ from typing import Any
 
 import pygit2
 
-from memgit.capture.turn import Turn
 from memgit.constants import MAX_RECALL_K, MAX_SEQ
 from memgit.derived import search, vocabulary
-from memgit.derived.documents import memory_body, read_capture
 from memgit.derived.lexical import LexicalIndex, Snapshot
 from memgit.derived.refresh import Progress
 from memgit.derived.snippets import Highlighter
-from memgit.derived.tokens import CJK_RUN, Query, parse_query
 from memgit.errors import InvalidInputError, UsageError
 from memgit.layout import check_scope
-from memgit.memory import Source
+from memgit.memory import Source, memory_body
 from memgit.pack import (
     EvidencePack,
     FileProblem,
@@ -42,6 +39,8 @@ from memgit.pack import (
 )
 from memgit.revisions import last_change, resolve_as_of
 from memgit.store.tree import read_commit
+from memgit.tokens import CJK_RUN, Query, parse_query
+from memgit.turn import Turn, read_capture
 
 MAX_PROBLEMS_SHOWN = 20
 # --exclude-thread pages through ranked memories at most this many times.

@@ -13,13 +13,12 @@ from collections.abc import Sequence
 
 import pygit2
 
-from memgit.derived.documents import read_memory
 from memgit.derived.lexical import LexicalIndex, Snapshot
 from memgit.derived.search import MemoryRow
 from memgit.derived.similar import similar_memories
 from memgit.errors import MemgitError
 from memgit.evidence import EvidenceUnit
-from memgit.memory import Memory
+from memgit.memory import Memory, read_memory
 from memgit.store.tree import blob_at, read_blob
 
 

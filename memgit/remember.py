@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from memgit.capture.redact import redact
 from memgit.duplicates import find_same
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.gate.prompt import GateRequest
 from memgit.layout import check_scope
+from memgit.secrets.redact import redact
 
 if TYPE_CHECKING:
     from memgit.derived.lexical import LexicalIndex
-    from memgit.repo import MemoryRepo
+    from memgit.settings import Settings
 
 SOURCE = "memgit-remember"
 MIN_TEXT = 8  # the Gate contract's shortest quote
@@ -112,19 +113,21 @@ def default_title(text: str) -> str:
 
 
 def remember(
-    repo: MemoryRepo,
+    git: pygit2.Repository,
+    settings: Settings,
     text: str,
     *,
     index: LexicalIndex,
+    capture: Callable[[dict[str, Any]], str],
     title: str | None = None,
     scope: str | None = None,
     kind: str | None = None,
     now: datetime | None = None,
 ) -> Remembered:
-    """Capture ``text`` as a user turn and make it a memory in one checked run."""
+    """Capture ``text`` as a user turn (``capture`` commits it and returns its path) and
+    make it a memory in one checked run."""
     from memgit.process import process_inbox
 
-    settings = repo.settings
     stripped = text.strip()
     if not MIN_TEXT <= len(stripped) <= MAX_TEXT:
         raise InvalidInputError(
@@ -156,12 +159,12 @@ def remember(
             code="unknown-type",
             field="--type",
         )
-    held = _held(repo, index, text, title=title, scope=chosen_scope)
+    held = _held(git, index, text, title=title, scope=chosen_scope)
     if held is not None:
         return held
     moment = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     session = "r-" + hashlib.sha256(f"{moment}\n{text}".encode()).hexdigest()[:16]
-    captured = repo.capture(
+    captured = capture(
         {
             "source": SOURCE,
             "session": session,
@@ -171,38 +174,37 @@ def remember(
         }
     )
     backend = StatementBackend(title=title, scope=chosen_scope, kind=chosen_kind)
-    result = process_inbox(repo.git, settings, backend, index=index, only={captured.path})
+    result = process_inbox(git, settings, backend, index=index, only={captured})
     for run in result.runs:
-        if captured.path in run.captures and run.decisions:
+        if captured in run.captures and run.decisions:
             decision = run.decisions[0]
             return Remembered(
                 memory_id=decision.memory_id,
                 path=decision.path,
-                capture=captured.path,
+                capture=captured,
                 run_id=run.run_id,
                 commit=run.commit,
                 proposal=run.proposal,
             )
     # Another command made the same memory while this one ran: the run dropped its CREATE.
-    late = _held(repo, index, text, title=title, scope=chosen_scope)
+    late = _held(git, index, text, title=title, scope=chosen_scope)
     if late is not None:
-        return replace(late, capture=captured.path)
+        return replace(late, capture=captured)
     raise ConflictError(
         "the turn captured for this text was already decided: the same text was "
         "remembered in the same second, or another run decided the turn first",
         code="already-decided",
-        path=captured.path,
+        path=captured,
         hint="`memgit recall` finds what was made of it; run the command again to add it anew",
     )
 
 
 def _held(
-    repo: MemoryRepo, index: LexicalIndex, text: str, *, title: str | None, scope: str
+    git: pygit2.Repository, index: LexicalIndex, text: str, *, title: str | None, scope: str
 ) -> Remembered | None:
     """The active memory that already says ``text`` (as its capture would store it,
     redacted) in ``scope``, as a result that writes nothing; None when there is none."""
     body = redact(text)[0].strip()
-    git = repo.git
     tree = None if git.head_is_unborn else git.head.peel(pygit2.Commit).tree
     same = find_same(index, tree, scope=scope, title=title or default_title(body), body=body)
     if same is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,13 +12,12 @@ import pygit2
 
 from memgit.capture.inbox import CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
-from memgit.capture.turn import Turn
 from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
-from memgit.settings import Settings, read_config
-from memgit.settings_cache import cached_settings
+from memgit.settings import Settings, parse_settings, read_config
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
+from memgit.turn import Turn
 
 if TYPE_CHECKING:
     from memgit.gate.backends import Backend
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from memgit.review.show import ProposalView
 
 if TYPE_CHECKING:
-    from memgit.demo import DemoResult
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
     from memgit.files import TrackedFile
@@ -72,6 +71,16 @@ class CaptureOutcome:
         }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoResult:
+    """What ``MemoryRepo.demo`` built: the repository, and what each step gave."""
+
+    path: Path
+    captures: tuple[CaptureOutcome, ...]
+    processed: ProcessResult
+    recalled: EvidencePack
+
+
 class MemoryRepo:
     """A memory repository: a Git repository with ``memgit.yaml`` at its top."""
 
@@ -83,7 +92,7 @@ class MemoryRepo:
     def open(cls, path: str | Path = ".") -> MemoryRepo:
         """Open the memory repository containing ``path`` (searched upward)."""
         git = open_repository(Path(path))
-        return cls(git, cached_settings(git, read_config(Path(git.workdir))))
+        return cls(git, parse_settings(read_config(Path(git.workdir))))
 
     @classmethod
     def init(cls, path: str | Path = ".", *, install_hooks: bool = False) -> InitResult:
@@ -145,9 +154,18 @@ class MemoryRepo:
     def demo(cls, path: str | Path | None = None) -> DemoResult:
         """Build the demo repository (a new temporary folder by default): capture the
         bundled conversation, process it with the rules Gate, recall what was stored."""
-        from memgit.demo import run_demo
+        from memgit.demo import DEMO_QUERY, bundled_conversation
 
-        return run_demo(Path(path) if path is not None else None)
+        target = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="memgit-demo-"))
+        cls.init(target)
+        repo = cls.open(target)
+        captures = tuple(
+            repo.capture(line, source=f"conversation.jsonl:{number}")
+            for number, line in enumerate(bundled_conversation(), start=1)
+        )
+        processed = repo.process(backend="rules")
+        recalled = repo.recall(DEMO_QUERY, k=3)
+        return DemoResult(path=target, captures=captures, processed=processed, recalled=recalled)
 
     def close(self) -> None:
         """Close the derived store's connection (a long-running program's repositories;
@@ -287,13 +305,14 @@ class MemoryRepo:
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
         from memgit.derived.lookup import IndexLookup
+        from memgit.governance.checks import Governance
 
         lookup = IndexLookup(self._recall_index())
         return capture_turns(
             self.git,
             parsed,
             origins=names,
-            lookup=lookup,
+            guard=Governance(lookup),
             known_seq=lookup.highest_seq,
             author_fallback=self.settings.author,
             progress=progress,
@@ -468,7 +487,16 @@ class MemoryRepo:
         over that turn alone, checked and committed as every run (docs/commands.md)."""
         from memgit.remember import remember
 
-        return remember(self, text, index=self._recall_index(), title=title, scope=scope, kind=kind)
+        return remember(
+            self.git,
+            self.settings,
+            text,
+            index=self._recall_index(),
+            capture=lambda turn: self.capture(turn).path,
+            title=title,
+            scope=scope,
+            kind=kind,
+        )
 
     def forget(self, memory_ids: Iterable[str], *, with_sources: bool = False) -> Forgotten:
         """Remove active memories from the branch in one commit (history keeps them);

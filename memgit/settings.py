@@ -5,14 +5,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memgit.constants import CONFIG_FILE, FORMAT_VERSION, MAX_YAML_BYTES
-from memgit.errors import InvalidInputError, UsageError
-from memgit.review.policy import ReviewPolicy, parse_policy, policy_from_json
+from memgit.errors import InvalidInputError, Problem, UsageError
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import parse_yaml
 
@@ -45,6 +44,79 @@ gate:
 inbox:
   retention_days: {DEFAULT_RETENTION_DAYS}
 """
+
+
+# The review policy (``review:`` in memgit.yaml): which of a run's decisions need review.
+# A run is proposed (committed on ``refs/heads/memgit/proposals/<run-id>``) when the
+# policy covers any of its decisions; a run that changes no memory never is.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewPolicy:
+    """``always``: every memory change; otherwise a decision whose action is one of
+    ``actions``, or that writes or retires a memory of one of ``types``, or in one of
+    ``scopes`` (a scope covers its sub-scopes). All empty: review is off."""
+
+    always: bool = False
+    actions: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+
+    def covers(self, action: str, *, types: Collection[str], scopes: Collection[str]) -> bool:
+        """Whether a decision of ``action`` touching memories of ``types`` and ``scopes``
+        (the memory written and the one it replaces) needs review."""
+        if self.always or action in self.actions:
+            return True
+        if any(kind in self.types for kind in types):
+            return True
+        return any(_within(scope, listed) for scope in scopes for listed in self.scopes)
+
+
+def _within(scope: str, listed: str) -> bool:
+    return scope == listed or scope.startswith(listed + "/")
+
+
+def parse_policy(
+    review: Mapping[str, Any] | None,
+    *,
+    memory_types: Collection[str],
+    scopes: Collection[str],
+    path: str,
+) -> ReviewPolicy:
+    """The policy of a schema-checked ``review:`` section; a type or scope memgit.yaml
+    does not declare is refused by name, as it could never match."""
+    if review is None:
+        return ReviewPolicy()
+    problems = [
+        Problem(
+            code="unknown-type",
+            message=f"{kind!r} is not one of memory_types",
+            path=path,
+            field=f"review.types[{i}]",
+            hint="list types from memory_types",
+        )
+        for i, kind in enumerate(review.get("types", ()))
+        if kind not in memory_types
+    ]
+    problems += [
+        Problem(
+            code="unknown-scope",
+            message=f"{scope!r} does not start with one of scopes",
+            path=path,
+            field=f"review.scopes[{i}]",
+            hint="list scopes under the top-level scopes",
+        )
+        for i, scope in enumerate(review.get("scopes", ()))
+        if scope.split("/")[0] not in scopes
+    ]
+    if problems:
+        raise InvalidInputError.from_problems(problems)
+    return ReviewPolicy(
+        always=bool(review.get("required", False)),
+        actions=tuple(review.get("actions", ())),
+        types=tuple(review.get("types", ())),
+        scopes=tuple(review.get("scopes", ())),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,26 +176,6 @@ def read_config(workdir: Path) -> bytes:
             path=str(workdir),
             hint="run `memgit init` to set it up",
         ) from None
-
-
-def settings_to_json(settings: Settings) -> dict[str, Any]:
-    return {**dataclasses.asdict(settings), "review": settings.review.to_json()}
-
-
-def settings_from_json(data: dict[str, Any]) -> Settings:
-    """Settings from ``settings_to_json``'s data (raises KeyError or TypeError on another shape)."""
-    author = data["author"]
-    return Settings(
-        format_version=data["format_version"],
-        memory_types=tuple(data["memory_types"]),
-        scopes=tuple(data["scopes"]),
-        gate=dict(data["gate"]),
-        retention_days=data["retention_days"],
-        author=(author[0], author[1]) if author is not None else None,
-        review=policy_from_json(data["review"]),
-        recall_vocabulary=data["recall_vocabulary"],
-        allow_rewrite=data["allow_rewrite"],
-    )
 
 
 def gate_setting(settings: Settings, key: str, default: int) -> int:

@@ -1,4 +1,5 @@
-"""The layout rules of STYLE.md, checked: dependencies point inward, one writer, lint clean."""
+"""The layout rules of STYLE.md, checked: the layers hold, dependencies point inward,
+one writer, lint clean."""
 
 from __future__ import annotations
 
@@ -38,6 +39,191 @@ def _imports(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module.split(".")[0])
     return found
+
+
+# The layers of memgit/, from the bottom up (docs/architecture.md is this map in words).
+# A module imports only from its own layer or below, lazy (function-level) and
+# TYPE_CHECKING imports included, and no modules import each other in a circle. An
+# entry is a file or a folder (ending in "/") under memgit/; the longest entry that
+# holds a module names its layer.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    # errors, names, paths, the JSON and YAML readers, trailers, revisions, schemas
+    (
+        "base",
+        (
+            "errors.py",
+            "constants.py",
+            "layout.py",
+            "jsonio.py",
+            "yamlio.py",
+            "trailers.py",
+            "revisions.py",
+            "schemas/",
+        ),
+    ),
+    # values beside their readers and renderers; pure functions over text
+    (
+        "values",
+        (
+            "memory.py",
+            "turn.py",
+            "runrecord.py",
+            "evidence.py",
+            "pack.py",
+            "merge.py",
+            "tokens.py",
+            "secrets/",
+            "demo/",
+        ),
+    ),
+    # the commit engine, refs, locks, the work tree; what a tree or a ref holds
+    ("git", ("git.py", "store/", "catalog.py", "files.py", "proposals.py")),
+    # the one SQLite store stamped by a tree, and the processing state it answers
+    ("derived", ("derived/", "state/")),
+    # memgit.yaml, the Gate contract and backends, the checks (they write nothing)
+    ("rules", ("settings.py", "gate/", "governance/", "apply.py", "propose.py")),
+    # one module or package per verb
+    (
+        "flows",
+        (
+            "capture/",
+            "process.py",
+            "recall.py",
+            "map.py",
+            "review/",
+            "sharing/",
+            "history/",
+            "forget.py",
+            "purge.py",
+            "retention.py",
+            "replay.py",
+            "remember.py",
+            "duplicates.py",
+            "related.py",
+            "init.py",
+            "governance/verify.py",
+            "governance/summary.py",
+            "hosts/",
+        ),
+    ),
+    # MemoryRepo: one method per command
+    ("api", ("repo.py", "__init__.py")),
+    # the CLI, the MCP server, the agent hosts' hook program, git's merge driver
+    ("doors", ("cli/", "mcp/", "hosts/hook.py", "sharing/merge_driver.py")),
+]
+
+
+def _layer_of(module: str) -> int | None:
+    """The index in LAYERS of ``module`` (a path under memgit/), None if no entry holds it."""
+    best: tuple[int, int] | None = None
+    for index, (_, entries) in enumerate(LAYERS):
+        for entry in entries:
+            holds = module.startswith(entry) if entry.endswith("/") else module == entry
+            if holds and (best is None or len(entry) > best[0]):
+                best = (len(entry), index)
+    return None if best is None else best[1]
+
+
+def _module_file(dotted: str) -> str | None:
+    """memgit.x.y as a path under memgit/ (x/y.py or x/y/__init__.py), None if none is."""
+    parts = dotted.split(".")[1:]
+    for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
+        if (PACKAGE / candidate).is_file():
+            return candidate
+    return None
+
+
+def _memgit_imports(module: str) -> dict[str, int]:
+    """The modules of memgit/ that ``module`` imports anywhere in it, with a line each."""
+    tree = ast.parse((PACKAGE / module).read_text("utf-8"))
+    package = ["memgit", *module.split("/")[:-1]]
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package[: len(package) - node.level + 1], *filter(None, [base])])
+            # "from memgit import git" imports memgit/git.py; "from memgit import
+            # MemoryRepo" imports memgit/__init__.py.
+            names = [
+                f"{base}.{alias.name}" if _module_file(f"{base}.{alias.name}") else base
+                for alias in node.names
+            ]
+        for name in names:
+            if name != "memgit" and not name.startswith("memgit."):
+                continue
+            target = _module_file(name)
+            if target is not None and target != module:
+                found.setdefault(target, node.lineno)
+    return found
+
+
+def _graph() -> dict[str, dict[str, int]]:
+    return {
+        str(path.relative_to(PACKAGE)): _memgit_imports(str(path.relative_to(PACKAGE)))
+        for path in _modules()
+    }
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = [str(p.relative_to(PACKAGE)) for p in _modules()]
+    assert [m for m in unplaced if _layer_of(m) is None] == [], "add it to LAYERS"
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    """An import up the layers is how the structure erodes: the module below then
+    changes whenever the one above does, and circles follow."""
+    found = []
+    for module, imports in _graph().items():
+        own = _layer_of(module)
+        for target, line in imports.items():
+            theirs = _layer_of(target)
+            if own is not None and theirs is not None and theirs > own:
+                found.append(
+                    f"memgit/{module}:{line} ({LAYERS[own][0]}) imports "
+                    f"memgit/{target} ({LAYERS[theirs][0]})"
+                )
+    assert found == []
+
+
+def _circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in graph.get(module, {}):
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return found
+
+
+def test_no_import_circle() -> None:
+    """Modules that import each other (lazily or not) are one module in two files."""
+    assert _circles(_graph()) == []
 
 
 @pytest.mark.parametrize("module", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -37,11 +37,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgit.capture.read import parse_turn
-from memgit.capture.turn import parse_capture
 from memgit.errors import MemgitError, quote_foreign
 from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
+from memgit.turn import parse_capture
 
 from support import bounded_cli, git, make_turn, memgit_cli, memgit_in_process, snapshot
 

@@ -14,7 +14,9 @@ import pytest
 from memgit.capture.inbox import CAPTURE_BATCH, capture_turns
 from memgit.capture.read import iter_jsonl_turns, parse_turn
 from memgit.errors import ConflictError, InvalidInputError
+from memgit.governance.checks import Governance
 from memgit.repo import MemoryRepo
+from memgit.state.lookup import TreeWalk
 from memgit.store.tree import blob_at, build_tree
 
 from support import assert_fsck_clean, git, make_turn, memgit_cli, snapshot
@@ -48,7 +50,13 @@ def test_a_path_in_a_large_folder_costs_what_one_in_a_small_folder_does(repo_pat
 def capture_in_batches(path: Path, turns: list[dict[str, object]], batch_size: int) -> list[str]:
     repo = MemoryRepo.open(path)
     parsed = [parse_turn(turn, source="<api>") for turn in turns]
-    result = capture_turns(repo.git, parsed, origins=["<api>"] * len(turns), batch_size=batch_size)
+    result = capture_turns(
+        repo.git,
+        parsed,
+        origins=["<api>"] * len(turns),
+        guard=Governance(TreeWalk(repo.git)),
+        batch_size=batch_size,
+    )
     return list(result.commits)
 
 

@@ -116,11 +116,19 @@ def test_a_seq_given_later_in_the_input_is_kept_free_across_batches(memrepo: obj
     from memgit import MemoryRepo
     from memgit.capture.inbox import capture_turns
     from memgit.capture.read import parse_turn
+    from memgit.governance.checks import Governance
+    from memgit.state.lookup import TreeWalk
 
     assert isinstance(memrepo, MemoryRepo)
     turns = [unnumbered("first, unnumbered"), make_turn(seq=0, content="given seq 0")]
     parsed = [parse_turn(turn, source="<api>") for turn in turns]
-    result = capture_turns(memrepo.git, parsed, origins=["<api>"] * 2, batch_size=1)
+    result = capture_turns(
+        memrepo.git,
+        parsed,
+        origins=["<api>"] * 2,
+        guard=Governance(TreeWalk(memrepo.git)),
+        batch_size=1,
+    )
     assert [t.seq for t in result.turns] == [1, 0] and len(result.commits) == 2
 
 

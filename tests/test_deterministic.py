@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memgit import MemoryRepo
-from memgit.state.processing import run_time
+from memgit.state.rows import run_time
 
 from support import git, make_turn
 

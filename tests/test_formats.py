@@ -16,8 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memgit.capture.turn import Message, Turn, parse_capture, render_capture
-from memgit.derived.documents import read_capture, read_memory
 from memgit.errors import InvalidInputError, MemgitError
 from memgit.layout import (
     capture_path,
@@ -30,10 +28,19 @@ from memgit.layout import (
     run_path,
     windows_problem,
 )
-from memgit.memory import Memory, Source, Supersedes, new_memory_id, parse_memory, render_memory
+from memgit.memory import (
+    Memory,
+    Source,
+    Supersedes,
+    new_memory_id,
+    parse_memory,
+    read_memory,
+    render_memory,
+)
 from memgit.runrecord import RunInput, RunRecord, parse_run_record, render_run_record
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 from memgit.trailers import parse_trailers, render_message
+from memgit.turn import Message, Turn, parse_capture, read_capture, render_capture
 
 from support import git
 

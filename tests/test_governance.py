@@ -37,7 +37,6 @@ from governance_corpus import repos
 
 from memgit import MemoryRepo
 from memgit.capture.read import parse_turn
-from memgit.capture.redact import KINDS
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.lookup import IndexLookup
 from memgit.errors import InvalidInputError, MemgitError
@@ -47,6 +46,7 @@ from memgit.governance.checks import CHECKS, Governance, check_tree
 from memgit.governance.verify import resolve_commits, verify
 from memgit.init import DEFAULT_PRE_COMMIT_CONFIG
 from memgit.layout import capture_path, check_segment
+from memgit.secrets.redact import KINDS
 from memgit.state.lookup import TreeWalk
 from memgit.store.staging import staged_tree
 
@@ -1003,7 +1003,7 @@ def test_pre_receive_hook_is_executable_in_git() -> None:
 GOVERNANCE_MODULES = ROOT / "memgit" / "governance"
 PARSER_MODULES = [
     ROOT / "memgit" / name
-    for name in ("yamlio.py", "jsonio.py", "memory.py", "capture/turn.py", "schemas/__init__.py")
+    for name in ("yamlio.py", "jsonio.py", "memory.py", "turn.py", "schemas/__init__.py")
 ]
 # Gate codes the run-record re-check cannot emit, and why (docs/governance.md says so too):
 # a recorded gate_output is a JSON object (never not-json); its shape is checked by the run

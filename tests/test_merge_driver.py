@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from memgit import MemoryRepo
 from memgit.memory import Memory, Source, Supersedes, parse_memory, render_memory
-from memgit.sharing.merge_driver import merge_file
+from memgit.merge import merge_file
 
 from support import git
 

@@ -24,6 +24,7 @@ stays staged and in the work tree with HEAD where it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -392,3 +393,110 @@ def test_a_commit_after_a_killed_memgit_write_is_refused_until_it_is_finished(
     done = consumer.commit("my notes")
     assert done.status == 0, done.output
     assert git(consumer.path, "show", "--name-only", "--format=", "HEAD").split() == ["notes.md"]
+
+
+# --- the hooks write nothing under .git/memgit -----------------------------------------
+
+# Every hook `memgit init` installs (the same ids .pre-commit-hooks.yaml publishes), by
+# the name pre-commit prints for it, and the stage that runs it.
+ALL_HOOKS = {
+    "memgit schemas": "pre-commit",
+    "memgit evidence": "pre-commit",
+    "memgit secrets": "pre-commit",
+    "memgit supersession": "pre-commit",
+    "memgit secrets (commit message)": "commit-msg",
+    "memgit record removals": "commit-msg",
+    "memgit record retired refs": "post-commit",
+    "memgit record merged refs": "post-merge",
+}
+
+
+def tree_of(folder: Path) -> dict[str, str | None]:
+    """Every file and folder under ``folder``, with its bytes' digest (None for a folder)."""
+    return {
+        str(item.relative_to(folder)): None
+        if item.is_dir()
+        else hashlib.sha256(item.read_bytes()).hexdigest()
+        for item in sorted(folder.rglob("*"))
+    }
+
+
+def set_writable(folder: Path, writable: bool) -> None:
+    for item in [folder, *folder.rglob("*")]:
+        if item.is_dir():
+            item.chmod(0o755 if writable else 0o555)
+        else:
+            item.chmod(0o644 if writable else 0o444)
+
+
+def passed(output: str, name: str) -> bool:
+    return any(
+        line.startswith(name + ".") and line.rstrip().endswith("Passed")
+        for line in output.splitlines()
+    )
+
+
+@pytest.mark.parametrize("consumer", ["system"], indirect=True)
+def test_no_hook_writes_under_git_memgit(consumer: Consumer, tmp_path: Path) -> None:
+    """Checks read; they never write (not even a cache: memgit.yaml's settings were once
+    kept in .git/memgit/settings.json by every hook that read a changed memgit.yaml). With
+    .git/memgit read-only, each published hook runs on a person's commits, a removal, a
+    merge and a push to a remote whose pre-receive hook runs `memgit verify`, and passes;
+    the folder holds the same bytes after (a check as root, whom chmod does not stop)."""
+    path = consumer.path
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    shutil.copy2(ROOT / "hooks" / "pre-receive", remote / "hooks" / "pre-receive")
+    git(path, "remote", "add", "origin", str(remote))
+    git(path, "push", "-q", "origin", "HEAD:refs/heads/main")
+    git(path, "branch", "side")
+    folders = [path / ".git" / "memgit", remote / "memgit"]
+    folders[1].mkdir(exist_ok=True)
+    before = [tree_of(folder) for folder in folders]
+    assert before[0], "memgit's own writes made .git/memgit"
+    ran = ""
+    for folder in folders:
+        set_writable(folder, False)
+    try:
+        config = path / "memgit.yaml"
+        config.write_text(
+            config.read_text("utf-8").replace("retention_days: 30", "retention_days: 31")
+        )
+        text = (CORPUS / "valid" / "human-memory.md").read_text("utf-8").partition("\n")[2]
+        at = "memories/user/ta/tabs4ever001.md"
+        (path / at).parent.mkdir(parents=True)
+        (path / at).write_text(text, "utf-8")
+        git(path, "add", "memgit.yaml", at)
+        done = consumer.commit("a memory of my own, a longer inbox")
+        assert done.status == 0, done.output
+        ran += done.output
+        git(path, "rm", "-q", consumer.lint_path)
+        done = consumer.commit("no longer true")
+        assert done.status == 0, done.output
+        ran += done.output
+        assert "Memgit-Retracted:" in git(path, "log", "-1", "--format=%B")
+        git(path, "checkout", "-q", "side")
+        merged = subprocess.run(
+            ["git", "-C", str(path), "merge", "--ff-only", "main"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        assert merged.returncode == 0, merged.stdout + merged.stderr
+        ran += merged.stdout + merged.stderr
+        pushed = subprocess.run(
+            ["git", "-C", str(path), "push", "origin", "side:refs/heads/main"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    finally:
+        for folder in folders:
+            set_writable(folder, True)
+    for name in ALL_HOOKS:
+        assert passed(ran, name), f"{name} did not pass:\n{ran}"
+    assert git(remote, "rev-parse", "main") == git(path, "rev-parse", "HEAD")
+    assert [tree_of(folder) for folder in folders] == before

@@ -25,7 +25,6 @@ import pygit2
 import pytest
 from test_process import answer, capture, configure, cpath, open_repo, unit, user_turn
 
-from memgit.capture.turn import moment, parse_capture
 from memgit.constants import INDEX_FILE
 from memgit.derived import lookup as index_lookup
 from memgit.derived.database import SCHEMA_VERSION
@@ -43,6 +42,7 @@ from memgit.state.processing import (
     processing_state,
 )
 from memgit.store.tree import iter_blobs
+from memgit.turn import moment, parse_capture
 
 from support import git
 

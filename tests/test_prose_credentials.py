@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from test_process import answer, capture, configure, create, pending_units, unit, user_turn
 
-from memgit.capture.redact import find_credentials, find_secrets, redact
-from memgit.capture.turn import parse_capture
+from memgit.secrets.redact import find_credentials, find_secrets, redact
+from memgit.turn import parse_capture
 
 from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
 
@@ -176,7 +176,7 @@ def test_two_credentials_in_one_sentence_are_both_redacted() -> None:
 
 
 def test_the_assistant_echoing_a_prose_password_loses_it_too() -> None:
-    from memgit.capture.redact import redact_together
+    from memgit.secrets.redact import redact_together
 
     value = letters("sun", "flower")
     cleaned, counts = redact_together(

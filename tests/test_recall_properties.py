@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memgit.derived.tokens import FTS_TOKENIZER, index_text, parse_query
 from memgit.errors import InvalidInputError, MemgitError
 from memgit.repo import MemoryRepo
+from memgit.tokens import FTS_TOKENIZER, index_text, parse_query
 from memgit.yamlio import parse_yaml, parse_yaml_strictly, render_yaml
 
 from recall_fixtures import commit_all, memory, turn, write_memory

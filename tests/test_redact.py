@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memgit.capture import redact as redact_module
-from memgit.capture import rules as rules_module
-from memgit.capture.redact import KINDS, find_secrets, redact, redact_together, secret_values
+from memgit.secrets import redact as redact_module
+from memgit.secrets import rules as rules_module
+from memgit.secrets.redact import KINDS, find_secrets, redact, redact_together, secret_values
 
 from secret_fixtures import SECRET_FIXTURES
 

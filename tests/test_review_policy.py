@@ -6,10 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memgit.review.policy import ReviewPolicy
-from memgit.review.proposals import parse_rejection, render_rejection
+from memgit.proposals import parse_rejection, render_rejection
 from memgit.review.reject import check_reason
-from memgit.settings import DEFAULT_CONFIG, parse_settings
+from memgit.settings import DEFAULT_CONFIG, ReviewPolicy, parse_settings
 
 # Control characters a reason may not hold (tab and newline it may).
 REFUSED = "".join(chr(c) for c in range(32) if chr(c) not in "\n\t")

@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from memgit import MemoryRepo
-from memgit.capture.textview import view_of
 from memgit.errors import MemgitError
+from memgit.secrets.textview import view_of
 
 from secret_fixtures import SECRET_FIXTURES
 from support import everything_git_keeps, git_environment, make_turn, memgit_cli

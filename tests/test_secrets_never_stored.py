@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from memgit.capture.turn import parse_capture
+from memgit.turn import parse_capture
 
 from secret_fixtures import SECRET_FIXTURES
 from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot

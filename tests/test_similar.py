@@ -10,7 +10,7 @@ from memgit import MemoryRepo
 from memgit.derived.lexical import LexicalIndex
 from memgit.derived.search import search_memories
 from memgit.derived.similar import similar_memories
-from memgit.derived.tokens import parse_query
+from memgit.tokens import parse_query
 
 from recall_fixtures import commit_all, memory, write_memory
 

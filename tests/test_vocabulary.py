@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memgit.derived.tokens import parse_query
 from memgit.derived.vocabulary import expand, load_vocabulary, parse_vocabulary
 from memgit.errors import InvalidInputError
 from memgit.repo import MemoryRepo
+from memgit.tokens import parse_query
 
 from recall_fixtures import commit_all, ids, memory, turn, write_memory
 from support import git, memgit_cli

@@ -19,15 +19,13 @@ from typing import Any
 
 import pygit2
 
-from memgit.capture.turn import Turn, redact_turn, render_capture, turn_from_data
 from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
-from memgit.governance.checks import Governance
 from memgit.layout import capture_path
-from memgit.state.lookup import Lookup, TreeWalk
-from memgit.store.engine import Change, publish
+from memgit.store.engine import Change, Guard, publish
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import render_message
+from memgit.turn import Turn, redact_turn, render_capture, turn_from_data
 
 CAPTURE_BATCH = 1000
 """Turns per commit: small enough that a commit's checks take a second or two, large
@@ -88,7 +86,7 @@ def capture_turns(
     turns: Sequence[Turn],
     *,
     origins: Sequence[str],
-    lookup: Lookup | None = None,
+    guard: Guard,
     author_fallback: tuple[str, str] | None = None,
     lock_timeout: float | None = None,
     batch_size: int = CAPTURE_BATCH,
@@ -96,12 +94,12 @@ def capture_turns(
     known_seq: KnownSeq | None = None,
 ) -> CaptureResult:
     """Redact and commit ``turns``, ``batch_size`` per commit; ``origins[i]`` names where
-    turn i came from. ``progress(done, total)`` is called after each batch. ``lookup``
-    answers the checks (the tree itself without one). A turn without a seq is numbered
-    when its batch is planned, under the writer lock (see :func:`_numbered`), past
-    ``known_seq(folder)`` too: the highest seq a session's folder ever had, captures
-    that left the tree included (the tree alone without it)."""
-    guard = Governance(lookup if lookup is not None else TreeWalk(repo))
+    turn i came from. ``progress(done, total)`` is called after each batch. ``guard``
+    checks each commit as the published hooks would (memgit's commands pass
+    :class:`~memgit.governance.checks.Governance` over the derived store's lookup). A
+    turn without a seq is numbered when its batch is planned, under the writer lock (see
+    :func:`_numbered`), past ``known_seq(folder)`` too: the highest seq a session's
+    folder ever had, captures that left the tree included (the tree alone without it)."""
     prepared = _prepare(turns, origins)
     tip = _tip(repo)
     # The highest seq given in the whole input for each session: a turn numbered by
@@ -148,7 +146,7 @@ def _commit_batch(
     *,
     given: dict[tuple[str, str], int],
     known_seq: KnownSeq | None,
-    guard: Governance,
+    guard: Guard,
     author_fallback: tuple[str, str] | None,
     lock_timeout: float | None,
 ) -> tuple[str | None, list[tuple[Turn, bool]]]:

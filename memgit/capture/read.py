@@ -6,10 +6,10 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from memgit.capture.turn import Turn, turn_from_data
 from memgit.constants import MAX_INPUT_BYTES, MAX_JSONL_BYTES
 from memgit.errors import InvalidInputError
 from memgit.jsonio import parse_json
+from memgit.turn import Turn, turn_from_data
 
 
 def read_limited(

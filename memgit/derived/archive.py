@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pygit2
 
 from memgit.constants import INBOX_DIR
-from memgit.derived.documents import is_capture_path
+from memgit.layout import is_capture_path
 from memgit.store.tree import diff_trees
 
 MAX_HISTORY = 100_000

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memgit.derived import state_rows as state_table
-from memgit.derived.tokens import FTS_TOKENIZER
 from memgit.errors import ConflictError
+from memgit.tokens import FTS_TOKENIZER
 
 SCHEMA_VERSION = 4
 APPLICATION_ID = 0x6D656D67  # "memg"

@@ -20,11 +20,11 @@ import pygit2
 
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.derived import state_rows as table
-from memgit.derived.documents import is_capture_path
 from memgit.errors import InvalidInputError
+from memgit.layout import is_capture_path
 from memgit.runrecord import read_coverage
 from memgit.state.lookup import Kept, MemoryUse, TreeWalk, memories_in
-from memgit.state.processing import CoverageRow, Inbox, capture_row, run_time
+from memgit.state.rows import CoverageRow, Inbox, capture_row, run_time
 from memgit.store.tree import blob_at, diff_trees, read_blob
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ import pygit2
 
 from memgit import git
 from memgit.constants import DEFAULT_OVERLAY_TTL, INBOX_DIR, MEMORIES_DIR, OVERLAY_TTL_ENV
-from memgit.derived.documents import is_capture_path, is_memory_path
 from memgit.errors import MemgitError
+from memgit.layout import is_capture_path, is_memory_path
 
 # A working file larger than this is reported, not read.
 MAX_OVERLAY_FILE = 8 * 1024 * 1024

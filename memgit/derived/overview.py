@@ -7,7 +7,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from memgit.derived.tokens import CJK_RUN, STOP_WORDS
+from memgit.tokens import CJK_RUN, STOP_WORDS
 
 _WORD = re.compile(r"[^\W_]+")
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from memgit.capture.turn import Turn
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.derived import database as db
 from memgit.derived import rows
@@ -34,17 +33,14 @@ from memgit.derived.archive import (
     write_changes,
 )
 from memgit.derived.archive import Progress as Progress
-from memgit.derived.documents import (
-    is_capture_path,
-    is_memory_path,
-    read_capture,
-    read_memory,
-)
 from memgit.derived.retired import read_retired_refs, sync_retired
 from memgit.errors import InvalidInputError
+from memgit.layout import is_capture_path, is_memory_path
+from memgit.memory import read_memory
 from memgit.runrecord import read_coverage
-from memgit.state.processing import capture_row_of, run_time
+from memgit.state.rows import capture_row_of, run_time
 from memgit.store.tree import diff_trees, read_blob, read_tree
+from memgit.turn import Turn, read_capture
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}

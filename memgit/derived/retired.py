@@ -15,8 +15,8 @@ import pygit2
 from memgit.catalog import find_memory_file
 from memgit.constants import REFS_RETIRED
 from memgit.derived import rows
-from memgit.derived.documents import read_memory
 from memgit.errors import InvalidInputError
+from memgit.memory import read_memory
 from memgit.store.tree import read_blob
 
 

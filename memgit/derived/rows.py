@@ -1,7 +1,7 @@
 """Rows of the index: memories, captured messages, retired memories, problems.
 
 Every function runs inside the caller's transaction. Text goes through
-:func:`memgit.derived.tokens.index_text` (CJK segmentation) on its way in.
+:func:`memgit.tokens.index_text` (CJK segmentation) on its way in.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
-from memgit.capture.turn import Turn
 from memgit.derived.database import FTS_COLUMNS
-from memgit.derived.tokens import index_text
 from memgit.memory import Memory
+from memgit.tokens import index_text
+from memgit.turn import Turn
 
 # Context given to a message from the messages before and after it, in characters.
 CONTEXT_CHARS = 600

@@ -1,6 +1,6 @@
 """Queries over the index: BM25-ranked memories, messages and retired memories.
 
-Every MATCH expression comes from :meth:`memgit.derived.tokens.Query.fts` (each
+Every MATCH expression comes from :meth:`memgit.tokens.Query.fts` (each
 term a quoted FTS5 string), never from the user's text.
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.capture.turn import Message, Turn
-from memgit.derived.tokens import quote_term
 from memgit.memory import Memory, Source, Supersedes
+from memgit.tokens import quote_term
+from memgit.turn import Message, Turn
 
 # bm25() column weights. memory/retired: title, tags, body, type, scope, id.
 # message: content, speaker/tool name, the message before it, the message after it.

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 
 from memgit.derived.search import MEMORY_COLUMNS, MEMORY_WEIGHTS, MemoryRow, memory_row
-from memgit.derived.tokens import STOP_WORDS, index_text, iter_query_words, quote_term
+from memgit.tokens import STOP_WORDS, index_text, iter_query_words, quote_term
 
 POOL = 1000
 MAX_WORDS = 64  # distinct words of the text considered, in order

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from memgit.derived.tokens import CJK_RUN
+from memgit.tokens import CJK_RUN
 
 SNIPPET_CHARS = 200
 _SUFFIXES = (

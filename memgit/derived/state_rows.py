@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from memgit.state.processing import CaptureRow, CoverageRow
+from memgit.state.rows import CaptureRow, CoverageRow
 
 SCHEMA = """
 CREATE TABLE capture(

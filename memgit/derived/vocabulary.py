@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
-from memgit.derived.tokens import FTS_TOKENIZER, Expansion, Query, iter_query_words
 from memgit.errors import InvalidInputError
+from memgit.tokens import FTS_TOKENIZER, Expansion, Query, iter_query_words
 from memgit.yamlio import parse_yaml
 
 SOURCE = "memgit/derived/vocabulary.yaml"

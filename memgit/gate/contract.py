@@ -15,12 +15,12 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.capture.redact import find_credentials
 from memgit.errors import ExitStatus, MemgitError, Problem
 from memgit.evidence import EvidenceUnit, agrees_to, locate_quote
 from memgit.gate.subjects import related_text
 from memgit.jsonio import parse_json
 from memgit.schemas import iter_schema_problems
+from memgit.secrets.redact import find_credentials
 from memgit.settings import Settings
 
 SOURCE = "gate output"

@@ -22,7 +22,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from memgit.derived.tokens import STOP_WORDS
+from memgit.tokens import STOP_WORDS
 
 __all__ = ["LIST_MARKER", "Span", "shorten", "split_clauses", "split_sentences", "token_spans"]
 

@@ -14,10 +14,10 @@ from memgit.governance.secrets import (
     iter_name_secrets,
     iter_secret_problems,
     iter_text_secrets,
-    without_secret_path,
 )
 from memgit.governance.supersession import iter_supersession_problems
 from memgit.governance.view import CommitView, view_of_tree
+from memgit.secrets.paths import without_secret_path
 from memgit.state.lookup import Lookup
 
 Check = Callable[[CommitView], Iterator[Problem]]

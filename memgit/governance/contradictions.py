@@ -20,9 +20,9 @@ from typing import Any
 import pygit2
 
 from memgit.constants import MEMORIES_DIR
-from memgit.derived.documents import read_memory
 from memgit.errors import MemgitError
 from memgit.jsonio import json_fields
+from memgit.memory import read_memory
 from memgit.store.tree import iter_blobs, read_blob
 
 # Only a file that names a replaced memory can be part of a contradiction: a byte search

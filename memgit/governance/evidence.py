@@ -27,10 +27,8 @@ from collections.abc import Iterator
 import pygit2
 
 from memgit.apply import apply_gate_output
-from memgit.capture.turn import parse_capture
 from memgit.catalog import Catalog
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
-from memgit.derived.documents import read_capture
 from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
@@ -40,6 +38,7 @@ from memgit.runrecord import RunRecord, parse_run_record
 from memgit.settings import Settings, gate_setting
 from memgit.state.processing import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.store.tree import blob_at, read_blob
+from memgit.turn import parse_capture, read_capture
 
 HOOK_ID = "memgit-evidence"
 

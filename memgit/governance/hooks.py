@@ -10,8 +10,8 @@ from pathlib import Path
 import pygit2
 
 from memgit.errors import MemgitError, Problem
-from memgit.governance.secrets import without_secret_path
 from memgit.governance.view import CommitView, view_of_tree
+from memgit.secrets.paths import without_secret_path
 from memgit.store.recovery import unfinished_publish
 from memgit.store.repository import open_repository
 from memgit.store.staging import staged_tree

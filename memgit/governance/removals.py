@@ -12,7 +12,8 @@ commit that deletes a memory gets the same record from two hooks:
   names in such a trailer, or in ``Memgit-Forgotten`` (forget it without retiring
   the id, as ``memgit forget`` does), is left as written. In a merge, a memory
   another side deleted is that side's change: its commits carry their trailers.
-- ``memgit-record-retired-refs`` (``post-commit`` stage) sets the refs memgit
+- ``memgit-record-retired-refs`` (``post-commit`` stage; it is
+  :func:`memgit.sharing.refs.record_refs`, beside the refs sync records) sets the refs memgit
   would have set for the commit just made: ``refs/memgit/retired/<id>`` at its
   parent (the last commit the memory was in) for each id its trailers retire,
   and ``refs/memgit/runs/<id>`` for each run it names, where they are missing.
@@ -41,7 +42,6 @@ from memgit.governance.retirements import retired_ids
 from memgit.governance.secrets import message_as_recorded
 from memgit.governance.view import CommitView
 from memgit.memory import parse_memory
-from memgit.store.repository import open_repository
 from memgit.trailers import parse_trailers
 
 
@@ -135,39 +135,3 @@ def record_trailers(argv: list[str] | None = None) -> int:
     for trailer in trailers:
         print(f"memgit: recorded a removed memory: {trailer}", file=sys.stderr)
     return 0
-
-
-def record_refs(argv: list[str] | None = None) -> int:
-    """``memgit-record-retired-refs [--merged]``: the refs memgit would have set for HEAD's
-    commit (``post-commit``), or with ``--merged`` for every commit a merge or pull
-    brought (``post-merge``: ``ORIG_HEAD..HEAD``), such as a proposal merged on a host."""
-    from memgit.sharing.refs import recorded
-
-    args = sys.argv[1:] if argv is None else argv
-    if args not in ([], ["--merged"]):
-        print("error[usage]: memgit-record-retired-refs takes only --merged", file=sys.stderr)
-        return 2
-    try:
-        repo = open_repository(Path.cwd())
-        if repo.head_is_unborn:
-            return 0
-        made = recorded(repo, _brought(repo) if args else [repo.head.peel(pygit2.Commit)], {})
-    except MemgitError as err:
-        print(err.render(), file=sys.stderr)
-        return int(err.exit_status)
-    for name in made:
-        print(f"memgit: set {name}", file=sys.stderr)
-    return 0
-
-
-MAX_BROUGHT = 100_000
-
-
-def _brought(repo: pygit2.Repository) -> list[pygit2.Commit]:
-    """The commits HEAD has that ``ORIG_HEAD`` (the tip before the merge) did not."""
-    head = repo.head.peel(pygit2.Commit)
-    before = repo.references.get("ORIG_HEAD")
-    walker = repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL)
-    if before is not None:
-        walker.hide(before.peel(pygit2.Commit).id)
-    return [commit for _, commit in zip(range(MAX_BROUGHT), walker, strict=False)]

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 
 import pygit2
 
-from memgit.capture.turn import parse_capture
 from memgit.constants import CONFIG_FILE, INBOX_DIR, MEMORIES_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.attributes import ATTRIBUTES_FILE, iter_attributes_problems
@@ -22,6 +21,7 @@ from memgit.layout import windows_problem
 from memgit.memory import parse_memory
 from memgit.runrecord import parse_run_record
 from memgit.settings import parse_settings
+from memgit.turn import parse_capture
 
 HOOK_ID = "memgit-schemas"
 

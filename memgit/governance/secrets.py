@@ -21,14 +21,14 @@ from __future__ import annotations
 import codecs
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
-from memgit.capture.redact import RANDOM_TOKEN_KIND, find_credentials, find_secrets, redact
 from memgit.constants import MEMORIES_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
 from memgit.memory import parse_memory
+from memgit.secrets.paths import shown_path
+from memgit.secrets.redact import RANDOM_TOKEN_KIND, find_credentials, find_secrets
 
 HOOK_ID = "memgit-secrets"
 MESSAGE_PATH = "commit message"
@@ -64,19 +64,6 @@ def _utf16_without_bom(data: bytes) -> str | None:
         if high.count(0) * 10 >= len(high) * 6 and low.count(0) * 10 <= len(low):
             return encoding
     return None
-
-
-def shown_path(path: str) -> str:
-    """``path`` as a problem may print it: any secret in it redacted."""
-    return redact(path)[0]
-
-
-def without_secret_path(problem: Problem) -> Problem:
-    """``problem`` with a secret in its path redacted: every check names paths, and a
-    folder named after a token must not print that token in a hook or in CI."""
-    if problem.path is None:
-        return problem
-    return replace(problem, path=shown_path(problem.path))
 
 
 def iter_text_secrets(path: str, data: bytes) -> Iterator[Problem]:

@@ -10,11 +10,10 @@ import pygit2
 
 from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
+from memgit.governance.retired_join import forgotten_by_a_side, retired_by_a_side
 from memgit.governance.retirements import Retirements, retired_in
-from memgit.settings import Settings
-from memgit.settings_cache import cached_settings
-from memgit.sharing.merge import merge_memory
-from memgit.sharing.retired_join import forgotten_by_a_side, retired_by_a_side
+from memgit.merge import merge_memory
+from memgit.settings import Settings, parse_settings
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import blob_at, diff_trees, iter_blobs, read_blob
 
@@ -141,7 +140,7 @@ class CommitView:
 
     def _settings_in(self, data: bytes | None) -> Settings | None:
         try:
-            return cached_settings(self.repo, data) if data is not None else None
+            return parse_settings(data) if data is not None else None
         except MemgitError:
             return None
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pygit2
 
-from memgit.derived.documents import read_capture
 from memgit.errors import InvalidInputError
 from memgit.jsonio import decode_utf8, json_fields
 from memgit.layout import capture_path
 from memgit.runrecord import RunRecord
 from memgit.store.tree import read_blob
+from memgit.turn import read_capture
 from memgit.yamlio import scalar_lines
 
 

@@ -29,10 +29,10 @@ from memgit.constants import (
     TRAILER_SUPERSEDED,
     TRAILER_UPDATED,
 )
-from memgit.derived.documents import read_memory
 from memgit.errors import InvalidInputError, MemgitError, UsageError
 from memgit.jsonio import json_fields
 from memgit.layout import check_memory_id, run_path
+from memgit.memory import read_memory
 from memgit.runrecord import RunRecord, parse_run_record
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import parse_trailers

@@ -38,7 +38,7 @@ from memgit.gate.contract import GateOutputError, keep_candidates
 from memgit.governance.checks import Governance
 from memgit.governance.retirements import retired_ids
 from memgit.process import replayed_run, run_change
-from memgit.review.proposals import OPEN, Proposal, find_proposal, own_branch
+from memgit.proposals import OPEN, Proposal, find_proposal, own_branch
 from memgit.runrecord import RunRecord, read_coverage
 from memgit.settings import Settings, gate_setting
 from memgit.state.lookup import Lookup

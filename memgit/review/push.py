@@ -10,7 +10,7 @@ from typing import Any
 import pygit2
 
 from memgit.errors import ConflictError, UsageError, quote_foreign
-from memgit.review.proposals import OPEN, find_proposal
+from memgit.proposals import OPEN, find_proposal
 from memgit.sharing.remote import remote_error, run_git
 from memgit.store.repository import head_branch
 

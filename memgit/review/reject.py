@@ -17,7 +17,7 @@ import pygit2
 from memgit.constants import REFS_REJECTED
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.governance.checks import Governance
-from memgit.review.proposals import OPEN, find_proposal, own_branch, render_rejection
+from memgit.proposals import OPEN, find_proposal, own_branch, render_rejection
 from memgit.settings import Settings
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish

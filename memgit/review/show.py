@@ -15,14 +15,14 @@ from typing import Any
 
 import pygit2
 
-from memgit.derived.documents import read_capture
 from memgit.errors import MemgitError
 from memgit.evidence import units_of
 from memgit.memory import Memory, Source, parse_memory
 from memgit.pack import SourceEvidence, source_evidence
-from memgit.review.proposals import OPEN, Proposal, find_proposal, iter_proposals
+from memgit.proposals import OPEN, Proposal, find_proposal, iter_proposals
 from memgit.runrecord import RunRecord
 from memgit.store.tree import blob_at, read_blob
+from memgit.turn import read_capture
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,10 +10,10 @@ from collections.abc import Iterable
 
 import pygit2
 
-from memgit.derived.tokens import STOP_WORDS, iter_query_words
 from memgit.errors import MemgitError
 from memgit.memory import parse_memory
 from memgit.store.tree import read_blob
+from memgit.tokens import STOP_WORDS, iter_query_words
 
 SIMILARITY = 0.6
 """Shared words over all words (title and body) from which two memories are reported."""

@@ -4,7 +4,7 @@ Git calls ``python -m memgit.sharing.merge_driver %O %A %B %P``: the base, ours
 (the result is written there), theirs, and the file's path in the repository.
 Exit 0 means merged; 1 means a conflict, with markers left in %A for a person.
 A memory is merged field by field, a run record or capture never conflicts
-(:mod:`memgit.sharing.merge`); any other file, or one the driver cannot read,
+(:mod:`memgit.merge`); any other file, or one the driver cannot read,
 is a plain conflict with both sides kept. The driver never loses a side: when
 it fails it leaves %A as it was and exits 2, which git reports as a conflict.
 """
@@ -14,23 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from memgit.sharing.merge import Merged, conflict, merge_memory, merge_trivially, pick_side
+from memgit.merge import merge_file
 
 USAGE = "usage: python -m memgit.sharing.merge_driver BASE OURS THEIRS PATH"
-
-
-def merge_file(base: bytes, ours: bytes, theirs: bytes, *, path: str) -> Merged:
-    """The merge of one file by the kind its path says it is."""
-    trivial = merge_trivially(base, ours, theirs)
-    if trivial is not None:
-        return Merged(data=trivial)
-    if path.startswith("memories/") and path.endswith(".md"):
-        return merge_memory(base, ours, theirs, path=path)
-    if (path.startswith("runs/") and path.endswith(".json")) or (
-        path.startswith("inbox/") and path.endswith(".yaml")
-    ):
-        return pick_side(ours, theirs, path=path)
-    return conflict(ours, theirs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,19 +6,25 @@ and they differ (two clones made the same run in different commits, or retired t
 same memory) the remote's wins: the first clone to push it decided, every clone
 converges on that value, and no ref on the remote is ever moved or deleted (a
 retired memory's ref only grows; pre-receive refuses anything else).
+
+The ``memgit-record-retired-refs`` hook (post-commit, post-merge) records the same refs
+for a person's commits and merges (:func:`record_refs`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 import pygit2
 
 from memgit.constants import REFS_RETIRED, REFS_RUNS, TRAILER_RUN
-from memgit.errors import InvalidInputError
+from memgit.errors import InvalidInputError, MemgitError
 from memgit.governance.retirements import retired_ids
 from memgit.layout import check_memory_id, check_run_id
 from memgit.store.refs import set_refs
+from memgit.store.repository import open_repository
 from memgit.trailers import parse_trailers
 
 MEMGIT_REFS = "refs/memgit/"
@@ -79,3 +85,37 @@ def _valid(check: Callable[[str], object], value: str) -> bool:
 def to_push(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> dict[str, pygit2.Oid]:
     """The local ``refs/memgit/*`` the remote lacks."""
     return {name: oid for name, oid in local_refs(repo).items() if name not in fetched}
+
+
+def record_refs(argv: list[str] | None = None) -> int:
+    """``memgit-record-retired-refs [--merged]``: the refs memgit would have set for HEAD's
+    commit (``post-commit``), or with ``--merged`` for every commit a merge or pull
+    brought (``post-merge``: ``ORIG_HEAD..HEAD``), such as a proposal merged on a host."""
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--merged"]):
+        print("error[usage]: memgit-record-retired-refs takes only --merged", file=sys.stderr)
+        return 2
+    try:
+        repo = open_repository(Path.cwd())
+        if repo.head_is_unborn:
+            return 0
+        made = recorded(repo, _brought(repo) if args else [repo.head.peel(pygit2.Commit)], {})
+    except MemgitError as err:
+        print(err.render(), file=sys.stderr)
+        return int(err.exit_status)
+    for name in made:
+        print(f"memgit: set {name}", file=sys.stderr)
+    return 0
+
+
+MAX_BROUGHT = 100_000
+
+
+def _brought(repo: pygit2.Repository) -> list[pygit2.Commit]:
+    """The commits HEAD has that ``ORIG_HEAD`` (the tip before the merge) did not."""
+    head = repo.head.peel(pygit2.Commit)
+    before = repo.references.get("ORIG_HEAD")
+    walker = repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL)
+    if before is not None:
+        walker.hide(before.peel(pygit2.Commit).id)
+    return [commit for _, commit in zip(range(MAX_BROUGHT), walker, strict=False)]

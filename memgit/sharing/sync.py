@@ -28,6 +28,7 @@ from memgit.derived.archive import Progress
 from memgit.errors import ChecksFailedError, ConflictError, Problem, UsageError, quote_foreign
 from memgit.governance.checks import Governance
 from memgit.governance.contradictions import Contradiction, find_contradictions
+from memgit.governance.retired_join import retired_by_a_side
 from memgit.governance.verify import (
     ZERO,
     Finding,
@@ -41,7 +42,6 @@ from memgit.sharing import refs as memgit_refs
 from memgit.sharing.decided_apart import DecidedApart, decided_apart_in
 from memgit.sharing.duplicates import possible_duplicates
 from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, forget_fetched, push
-from memgit.sharing.retired_join import retired_by_a_side
 from memgit.sharing.three_way import merge_changes
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish

@@ -9,7 +9,7 @@ resolution can only fail ``id-mismatch``. So sync merges each path on its own, a
 ``git merge`` does with rename detection off (``memgit init`` sets that for the
 person's merge too): a file only one side changed takes that side, a memory, run
 record or capture both changed goes through the memory-aware merge
-(:func:`memgit.sharing.merge_driver.merge_file`), any other file both changed
+(:func:`memgit.merge.merge_file`), any other file both changed
 through a line merge, and anything else (one side changed what the other removed;
 lines both changed) is a conflict for a person.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import pygit2
 
 from memgit.errors import ConflictError, quote_foreign
-from memgit.sharing.merge_driver import merge_file
+from memgit.merge import merge_file
 from memgit.store.tree import Entry, diff_trees, read_blob
 
 _BLOB = pygit2.enums.FileMode.BLOB

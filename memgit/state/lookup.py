@@ -24,10 +24,11 @@ from typing import Generic, Protocol, TypeVar
 import pygit2
 
 from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
-from memgit.derived.documents import is_capture_path, read_memory
 from memgit.errors import MemgitError
+from memgit.layout import is_capture_path
+from memgit.memory import read_memory
 from memgit.runrecord import read_coverage
-from memgit.state.processing import CaptureRow, CoverageRow, Inbox, capture_row, run_time
+from memgit.state.rows import CaptureRow, CoverageRow, Inbox, capture_row, run_time
 from memgit.store.tree import diff_trees, iter_blobs, read_blob
 
 T = TypeVar("T")

@@ -27,7 +27,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memgit.capture.redact import find_credentials
 from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, previous_turn, quote_weight
 from memgit.gate.changes import (
     Change,
@@ -43,6 +42,7 @@ from memgit.gate.scoping import choose_scope
 from memgit.gate.sentences import LIST_MARKER, shorten, split_sentences
 from memgit.gate.subjects import related_text
 from memgit.memory import Memory
+from memgit.secrets.redact import find_credentials
 
 _TITLE_LIMIT = 80
 _TITLE_MAX = 200  # the schema's bound: a title that cannot be cut within it is not stored
@@ -51,7 +51,7 @@ _TITLE_MAX = 200  # the schema's bound: a title that cannot be cut within it is 
 _QUOTE_LIMIT = 1000
 _TRAILING_STOPS = " \t.!。！；;"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a title holds none (the schema says so)
-# Capture put this where a secret stood (memgit/capture/redact.py): a statement built
+# Capture put this where a secret stood (memgit/secrets/redact.py): a statement built
 # around a credential keeps nothing worth recalling once the credential is gone.
 _REDACTED = "[REDACTED"
 # Where one sentence holds several statements: "I use fish; my editor is Helix",

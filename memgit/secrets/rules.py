@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from memgit.capture.prose import FUNCTION_WORDS, PLACES, PROSE_KINDS
+from memgit.secrets.prose import FUNCTION_WORDS, PLACES, PROSE_KINDS
 
 __all__ = ["KINDS", "RULES"]
 

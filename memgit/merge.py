@@ -39,6 +39,20 @@ class Merged:
     note: str | None = None
 
 
+def merge_file(base: bytes, ours: bytes, theirs: bytes, *, path: str) -> Merged:
+    """The merge of one file by the kind its path says it is."""
+    trivial = merge_trivially(base, ours, theirs)
+    if trivial is not None:
+        return Merged(data=trivial)
+    if path.startswith("memories/") and path.endswith(".md"):
+        return merge_memory(base, ours, theirs, path=path)
+    if (path.startswith("runs/") and path.endswith(".json")) or (
+        path.startswith("inbox/") and path.endswith(".yaml")
+    ):
+        return pick_side(ours, theirs, path=path)
+    return conflict(ours, theirs)
+
+
 def merge_trivially(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """The result when the sides agree or only one changed; None when both changed."""
     if ours == theirs or base == theirs:

@@ -4,8 +4,8 @@ Captured conversation text is untrusted, so allow-list markers that other scanne
 (``gitleaks:allow``, ``pragma: allowlist secret``, ``nosec``, ``# noqa``) are ignored: anyone
 who can put text in front of the agent could otherwise smuggle a secret into the repository.
 
-The detectors are the rows of :data:`memgit.capture.rules.RULES`. They read a normalised
-view of the text (:mod:`memgit.capture.textview`: NFKC, format characters removed), and the
+The detectors are the rows of :data:`memgit.secrets.rules.RULES`. They read a normalised
+view of the text (:mod:`memgit.secrets.textview`: NFKC, format characters removed), and the
 match is mapped back, so the original characters are what is replaced. Three more sources
 of matches cover what one regex over one text cannot:
 
@@ -17,7 +17,7 @@ of matches cover what one regex over one text cannot:
   assistant echoing a password is redacted although the echo has no ``password=`` before it.
 
 The same scan serves the pre-commit hook on staged files, so it must be fast and linear on
-any input; see :mod:`memgit.capture.rules` for how the patterns keep that.
+any input; see :mod:`memgit.secrets.rules` for how the patterns keep that.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from memgit.capture.prose import PROSE_KINDS, iter_prose_credentials, iter_random_beside_credential
-from memgit.capture.rules import KINDS, RULES
-from memgit.capture.textview import view_of
+from memgit.secrets.prose import PROSE_KINDS, iter_prose_credentials, iter_random_beside_credential
+from memgit.secrets.rules import KINDS, RULES
+from memgit.secrets.textview import view_of
 
 __all__ = [
     "CREDENTIAL_KINDS",

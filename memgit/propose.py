@@ -5,7 +5,7 @@ from __future__ import annotations
 from memgit.catalog import Catalog
 from memgit.gate.contract import GateOutput
 from memgit.memory import Memory
-from memgit.review.policy import ReviewPolicy
+from memgit.settings import ReviewPolicy
 
 
 def needs_review(policy: ReviewPolicy, gate: GateOutput, catalog: Catalog) -> bool:

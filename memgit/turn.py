@@ -7,12 +7,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from memgit.capture.redact import find_secrets, redact_together
 from memgit.constants import MAX_MESSAGE_BYTES
 from memgit.errors import InvalidInputError
-from memgit.jsonio import json_fields
+from memgit.jsonio import decode_utf8, json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
+from memgit.secrets.redact import find_secrets, redact_together
 from memgit.yamlio import parse_yaml, render_yaml
 
 
@@ -35,7 +35,7 @@ class Turn:
     """One turn of a conversation as memgit stores it (after redaction).
 
     Read strictly by :func:`parse_capture` (capture, hooks, runs) or fast by
-    :func:`memgit.derived.documents.read_capture` (the index, which sets ``file``
+    :func:`memgit.turn.read_capture` (the index, which sets ``file``
     and ``blob``: where it read the turn; the strict parser sets neither, so its
     :attr:`path` is where the file belongs). Rows read back from the index hold
     no messages.
@@ -218,3 +218,78 @@ def render_capture(turn: Turn) -> str:
 
 def parse_capture(text: str | bytes, *, path: str) -> Turn:
     return turn_from_data(parse_yaml(text, source=path), source=path, schema="capture")
+
+
+# The fast reader of a committed capture file, beside read_memory's (memgit.memory):
+# a reader for the index and the flows, not a validator.
+def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
+    """The captured turn in a file's bytes; InvalidInputError names what is wrong."""
+    value = parse_yaml(decode_utf8(data, source=path), source=path)
+    if not isinstance(value, dict):
+        raise InvalidInputError("a capture file must be a mapping", code="schema", path=path)
+    where = {"path": path}
+    seq = value.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        raise _field_error(path, "seq", "a non-negative integer")
+    items = value.get("messages")
+    if not isinstance(items, list) or not items:
+        raise _field_error(path, "messages", "a non-empty list")
+    messages = []
+    for index, item in enumerate(items):
+        field = f"messages[{index}]"
+        if not isinstance(item, dict):
+            raise _field_error(path, field, "a mapping")
+        content = item.get("content")
+        role = item.get("role")
+        name = item.get("name")
+        complete = item.get("complete")
+        if not isinstance(content, str) or not isinstance(role, str):
+            raise _field_error(path, field, "a mapping with role and content strings")
+        messages.append(
+            Message(
+                role=role,
+                content=content,
+                name=name if isinstance(name, str) else None,
+                complete=complete if isinstance(complete, bool) else None,
+            )
+        )
+    thread = value.get("thread")
+    found = value.get("redactions")
+    redactions = {
+        kind: count
+        for kind, count in (found.items() if isinstance(found, dict) else ())
+        if isinstance(kind, str) and isinstance(count, int)
+    }
+    timestamp = _text(value, "timestamp", where)
+    try:
+        moment(timestamp)  # what retention and the prompt count time from
+    except ValueError:
+        raise _field_error(path, "timestamp", "an ISO 8601 time") from None
+    return Turn(
+        file=path,
+        blob=blob,
+        source=_text(value, "source", where),
+        session=_text(value, "session", where),
+        seq=seq,
+        timestamp=timestamp,
+        thread=thread if isinstance(thread, str) else None,
+        messages=tuple(messages),
+        redactions=redactions,
+    )
+
+
+def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise _field_error(where["path"], key, "a non-empty string")
+    return value
+
+
+def _field_error(path: str, field: str, expected: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{field} must be {expected}",
+        code="schema",
+        path=path,
+        field=field,
+        hint="fix the file's front matter; `memgit verify` lists every problem",
+    )

@@ -1,6 +1,6 @@
 """Credentials written in prose: "my laptop password is …", "PIN: 4821", "密码是 …".
 
-A password said in a sentence has no ``key=value`` shape for :mod:`memgit.capture.rules` to
+A password said in a sentence has no ``key=value`` shape for :mod:`memgit.secrets.rules` to
 find, so it needs its own reading, in each language the Gate reads (English, Spanish, German,
 Chinese). A regex finds a credential word (``password``, ``PIN``, ``wifi key``,
 ``contraseña``, ``Passwort``, ``密码`` …), an optional complement (``for the router``,
@@ -20,10 +20,10 @@ is a value or prose:
 * a login given as ``user / password`` (``login is admin / …``, ``credentials: root/…``)
   loses the part after the separator.
 
-The scan runs over the lower-cased view :mod:`memgit.capture.redact` reads; each match
+The scan runs over the lower-cased view :mod:`memgit.secrets.redact` reads; each match
 starts at a literal credential word and reads a bounded stretch after it, so the cost stays
 linear in the text. The same tables serve the Gate's credential fence
-(:func:`memgit.capture.redact.find_credentials`).
+(:func:`memgit.secrets.redact.find_credentials`).
 """
 
 from __future__ import annotations
