@@ -103,6 +103,7 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         ("Shall I switch the tests to pytest?", ["thanks for looking", "yes, do that"]),
         ("Should we use Postgres or MySQL for the orders service?", ["yes, do that"]),
         ("Done. All 42 tests pass now.", ["yes, do that"]),
+        ("Shall I scaffold a drizzle.config.ts for the local database?", ["yes please"]),
         ("¿Quieres que migre los tests a pytest?", ["no, mejor no"]),
         ("Soll ich die Tests auf pytest umstellen?", ["nein, lieber nicht"]),
         ("要不要把测试换成 pytest？", ["先不要"]),
@@ -116,6 +117,7 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         "not-the-turn-right-after",
         "a-choice-nobody-made",
         "no-proposal",
+        "an-errand-for-this-turn",
         "es-no",
         "de-nein",
         "zh-not-yet",
@@ -127,6 +129,21 @@ def test_what_is_not_an_agreement_keeps_nothing(
     """An assistant's suggestion the user did not accept is never a memory."""
     _proposal_then(repo_path, proposal, *replies)
     assert memories(repo_path) == {}
+
+
+def test_an_agreement_then_a_fact_keeps_both(repo_path: Path) -> None:
+    """ "yes please. the local dev db is ...": the sentence after the agreement is a
+    statement of its own, and is kept beside the agreed proposal."""
+    _proposal_then(
+        repo_path,
+        "Shall I switch the tests to pytest from now on?",
+        "yes please. the local dev db is postgres://app@localhost:5432/app_dev",
+    )
+    found = sorted(m.title for m in memories(repo_path).values())
+    assert len(found) == 2, found
+    assert any("pytest" in title for title in found)
+    assert any("app_dev" in title for title in found)
+    assert _verify(repo_path)[0] == 0
 
 
 # ---------------------------------------------------------------- the contract

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_process import capture, memories, open_repo, ref, refs, user_turn
 
-from memgit.gate.changes import find_target, read_change
+from memgit.gate.changes import change_kind, find_target, read_change
 from memgit.gate.subjects import same_subject, slot_of
 from memgit.memory import Memory
 
@@ -212,6 +212,15 @@ def test_a_change_with_no_earlier_memory_is_stored_as_the_new_state(
     assert memory.sources[0].quote in text
 
 
+def test_a_removal_after_the_new_state_adds_no_memory_of_its_own(repo_path: Path) -> None:
+    """ "we moved to bun. pnpm-lock.yaml is gone, bun.lock is committed.": the second
+    sentence is the same change, and a memory of it would name pnpm as if it held."""
+    text = "ok so big news, we moved to bun. pnpm-lock.yaml is gone, bun.lock is committed."
+    assert [action for action, _ in _say(repo_path, text, seq=0)] == ["CREATE"]
+    (memory,) = memories(repo_path).values()
+    assert "bun" in memory.title and "pnpm" not in f"{memory.title} {memory.body}"
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -401,3 +410,47 @@ BANK = {
 )
 def test_among_many_memories_a_change_finds_its_subject(text: str, target: str | None) -> None:
     assert find_target(text, BANK, taken=set()) == target
+
+
+# (the one memory there is, a change of mind in a common form: it finds that memory)
+FORMS_FIND_TARGET = [
+    ("Our API is written in Flask.", "We rewrote the API in FastAPI over the summer."),
+    ("The team standup is at 9:30.", "Standup got moved to 10:00."),
+    ("I use VS Code.", "These days I'm on Zed."),
+    ("We store sessions in Redis.", "Sessions live in Postgres now, we ripped Redis out."),
+    ("I prefer tabs.", "Actually I've come around to spaces."),
+    ("Our on-call tool is PagerDuty.", "PagerDuty got replaced by Opsgenie."),
+    ("Tests run with nose.", "We finally killed nose, it's all pytest."),
+    ("Our linter is flake8.", "flake8 -> ruff, done last sprint."),
+    ("Logs go to Papertrail.", "We ditched Papertrail for Loki."),
+]
+
+
+@pytest.mark.parametrize(("earlier", "text"), FORMS_FIND_TARGET, ids=range(len(FORMS_FIND_TARGET)))
+def test_a_change_in_a_common_form_finds_the_memory_it_replaces(earlier: str, text: str) -> None:
+    assert change_kind(text) == "SUPERSEDE"
+    assert find_target(text, {"m": earlier}, taken=set()) == "m"
+
+
+# (memories, a statement that must retire none of them)
+LEAVES_ALONE = [
+    (["I use VS Code."], "Priya switched to Zed."),
+    (["Deploys go out on Tuesdays."], "Deploys now need two approvals."),
+    (["The release manager is Tom."], "The release date moved to Friday."),
+    (["The team standup is at 9:30."], "The retro got moved to Friday."),
+    (["Our web app uses React."], "The mobile app moved to Flutter."),
+    (["Sessions are stored in Redis."], "We moved the job queue to RabbitMQ."),
+    (["Staging runs Postgres 15.", "Production runs Postgres 15."], "We upgraded to Postgres 16."),
+]
+
+
+@pytest.mark.parametrize(("known", "text"), LEAVES_ALONE, ids=range(len(LEAVES_ALONE)))
+def test_a_change_about_someone_or_something_else_retires_nothing(
+    known: list[str], text: str
+) -> None:
+    assert find_target(text, {f"m{n}": m for n, m in enumerate(known)}, taken=set()) is None
+
+
+def test_of_two_editors_a_first_person_change_retires_the_users_own() -> None:
+    known = {"mine": "I use VS Code.", "priya": "Priya uses Vim."}
+    assert find_target("These days I'm on Zed.", known, taken=set()) == "mine"

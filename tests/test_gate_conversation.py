@@ -1,4 +1,5 @@
-"""The default Gate over two weeks of one conversation (tests/gate_quality/conversation.yaml).
+"""The default Gate over two weeks of a conversation (tests/gate_quality/conversation.yaml
+and conversation-2.yaml: two people, two projects, two ways of talking).
 
 A quality item tests one message; this tests what a user lives with: 40 turns over eight
 days, captured as a host's hooks capture them (each user message, then each assistant
@@ -17,7 +18,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -63,8 +65,8 @@ def _terms(raw: Sequence[Any]) -> tuple[Term, ...]:
     return tuple(term if isinstance(term, str) else tuple(term) for term in raw)
 
 
-def _load() -> dict[str, Any]:
-    data = yaml.safe_load((HERE / "conversation.yaml").read_text("utf-8"))
+def _load(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((HERE / name).read_text("utf-8"))
     assert isinstance(data, dict)
     return data
 
@@ -84,10 +86,50 @@ def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def test_conversation_file_is_well_formed() -> None:
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation file, where the rules Gate stands on it (a regression below a floor
+    fails at once), and a memory that still says one of its old values."""
+
+    name: str
+    floor_recall: float
+    floor_precision: float
+    floor_stale: int
+    stale_body: str  # a memory body still saying an old value
+    stale_retired: str  # the `retired` text it matches
+
+
+# Where the rules Gate stands (2026-12-03, second session), each floor rounded down to
+# 0.05. conversation.yaml: 85 % kept at 96 % precision, every change of mind applied.
+# conversation-2.yaml: 46 % kept at 58 % precision, two changes of mind not applied
+# (ECS and its region, Poetry: three stale hits). Nothing leaked in either. The issue's goal (70 %,
+# every change applied) is the last test.
+CONVERSATIONS = (
+    Conversation(
+        name="conversation.yaml",
+        floor_recall=0.80,
+        floor_precision=0.90,
+        floor_stale=0,
+        stale_body="We deploy to Heroku.",
+        stale_retired="ropewalk deploys to Heroku.",
+    ),
+    Conversation(
+        name="conversation-2.yaml",
+        floor_recall=0.45,
+        floor_precision=0.55,
+        floor_stale=3,
+        stale_body="We deploy on ECS Fargate.",
+        stale_retired="tidewater deploys on AWS ECS Fargate.",
+    ),
+)
+NAMES = [conversation.name for conversation in CONVERSATIONS]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_conversation_file_is_well_formed(name: str) -> None:
     """The file follows its schema and the brief: 40 turns, eight days over two weeks, in
     time order, every placeholder a known kind, every credential said in a turn."""
-    data = _load()
+    data = _load(name)
     problems = [error.message for error in _validator().iter_errors(data)]
     assert problems == []
     turns = data["turns"]
@@ -242,21 +284,24 @@ def _passes(score: ItemScore, stale: Sequence[tuple[Stored, str]]) -> bool:
     return recall >= MIN_RECALL and (precision or 0.0) >= MIN_PRECISION and not stale
 
 
-def test_the_checks_pass_a_careful_person_and_catch_what_they_name() -> None:
+@pytest.mark.parametrize("conversation", CONVERSATIONS, ids=NAMES)
+def test_the_checks_pass_a_careful_person_and_catch_what_they_name(
+    conversation: Conversation,
+) -> None:
     """The labels are consistent with the checks: a careful person's memories (the
     expected ones, as written) pass; the same plus an old value still current, or plus
     chit-chat, are caught."""
-    data = _load()
+    data = _load(conversation.name)
     careful = [
         Stored(title=memory["text"], body="", scope=memory["scope"], type=memory["type"])
         for memory in data["expected"]
     ]
     score, stale = _judge(careful, data)
     assert _rates(score) == (1.0, 1.0) and stale == [], _report(score, stale, [], 1.0, 1.0)
-    heroku = Stored(title="Deploys", body="We deploy to Heroku.", scope="project", type="fact")
-    score, stale = _judge([*careful, heroku], data)
+    old = Stored(title="Deploys", body=conversation.stale_body, scope="project", type="fact")
+    score, stale = _judge([*careful, old], data)
     assert [(memory.title, text) for memory, text in stale] == [
-        ("Deploys", "ropewalk deploys to Heroku.")
+        ("Deploys", conversation.stale_retired)
     ]
     chatter = [
         Stored(title=f"Small talk {n}", body="Coffee machine is broken.", scope="user", type="fact")
@@ -267,22 +312,16 @@ def test_the_checks_pass_a_careful_person_and_catch_what_they_name() -> None:
     assert "(unexpected)" in _report(score, stale, [], *_rates(score))
 
 
-# Where the rules Gate stands (2026-12-03): 44 % kept at 75 % precision, two changes
-# of mind not applied, nothing leaked. A regression below this fails at once; the
-# issue's goal (70 %, every change applied) is the test after this one.
-FLOOR_RECALL = 0.40
-FLOOR_PRECISION = 0.70
-FLOOR_STALE = 2
+# The score, the stale memories, what leaked, and the report a developer reads.
+Result = tuple[ItemScore, list[tuple[Stored, str]], list[str], str]
 
 
-def _conversation_result(
-    tmp_path: Path,
-) -> tuple[ItemScore, list[tuple[Stored, str]], list[str], str]:
+def _conversation_result(tmp_path: Path, name: str) -> Result:
     """Capture and process the two weeks as a host would; the score, the stale memories,
     what leaked, and the report a developer reads."""
     from memgit import MemoryRepo
 
-    data = _load()
+    data = _load(name)
     values = _secret_values()
     path = tmp_path / "memory"
     MemoryRepo.init(path)
@@ -308,24 +347,54 @@ def _conversation_result(
     return score, stale, leaked, _report(score, stale, leaked, recall, precision)
 
 
-def test_the_rules_gate_holds_its_ground_on_two_weeks(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def two_weeks(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Result]:
+    """Each conversation captured and processed once for the tests below (two weeks of
+    processing is the slow part)."""
+    done: dict[str, Result] = {}
+
+    def result(name: str) -> Result:
+        if name not in done:
+            done[name] = _conversation_result(tmp_path_factory.mktemp("two-weeks"), name)
+        return done[name]
+
+    return result
+
+
+@pytest.mark.parametrize("conversation", CONVERSATIONS, ids=NAMES)
+def test_the_rules_gate_holds_its_ground_on_two_weeks(
+    two_weeks: Callable[[str], Result], conversation: Conversation
+) -> None:
     """No credential anywhere in Git, and no step back from where the Gate stands."""
-    score, stale, leaked, report = _conversation_result(tmp_path)
+    score, stale, leaked, report = two_weeks(conversation.name)
     recall, precision = _rates(score)
     assert not leaked, report
-    assert recall >= FLOOR_RECALL and (precision or 0.0) >= FLOOR_PRECISION, report
-    assert len(stale) <= FLOOR_STALE, report
+    assert recall >= conversation.floor_recall, report
+    assert (precision or 0.0) >= conversation.floor_precision, report
+    assert len(stale) <= conversation.floor_stale, report
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25's acceptance, not met yet: 44 % of the 70 % kept, 2 changes not applied",
+@pytest.mark.parametrize(
+    "name",
+    [
+        "conversation.yaml",
+        pytest.param(
+            "conversation-2.yaml",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="issue 25's acceptance, not met yet: 46 % of the 70 % kept, "
+                "2 changes not applied",
+            ),
+        ),
+    ],
 )
-def test_default_gate_keeps_what_a_careful_person_would(tmp_path: Path) -> None:
+def test_default_gate_keeps_what_a_careful_person_would(
+    two_weeks: Callable[[str], Result], name: str
+) -> None:
     """Two weeks in, the memories are the current state: most of `expected`, none of
-    `retired`, no chit-chat, and no credential anywhere in Git. Strict: once it passes,
-    the mark must go."""
-    score, stale, leaked, report = _conversation_result(tmp_path)
+    `retired`, no chit-chat, and no credential anywhere in Git. The xfail is strict: once
+    a conversation passes, its mark must go."""
+    score, stale, leaked, report = two_weeks(name)
     if not _passes(score, stale) or leaked:
         pytest.fail(
             "the Gate's memories after two weeks are not what a careful person keeps\n" + report

@@ -63,6 +63,26 @@ KEPT: dict[str, list[tuple[str, str]]] = {
     "Ich bevorzuge kurze Antworten.": [("user", "preference")],
     "Wir haben uns für GitLab CI entschieden.": [("project", "decision")],
     "Jonas ist für das Monitoring zuständig.": [("project", "fact")],
+    # A short label before a colon opens a statement, and a list after it is parted.
+    "Team intro: Priya owns the frontend, Sam does infra, and Dana is our tech lead.": [
+        ("project", "fact"),
+        ("project", "fact"),
+        ("project", "fact"),
+    ],
+    "We're building ropewalk, a booking app for climbing gyms.": [("project", "fact")],
+    "We've set up Sentry for error tracking.": [("project", "decision")],
+    "Something I want you to keep in mind for good: never run migrations yourself.": [
+        ("user", "procedure")
+    ],
+    "She's right, so from now on tokens go in packages/ui.": [("project", "procedure")],
+    "Staging lives at staging.ropewalk.dev, and prod will be app.ropewalk.dev.": [
+        ("project", "fact"),
+        ("project", "fact"),
+    ],
+    # One introduction over two sentences is one memory.
+    "I'm Maya, I do most of the backend. I'm in Lisbon, so my hours are 9 to 6 WET.": [
+        ("user", "fact")
+    ],
 }
 
 # Messages that must never become a memory.
@@ -102,6 +122,8 @@ NEVER = [
     "Ich habe das nie gesagt.",
     "Yo nunca dije eso.",
     "我没说过这句话。",
+    "Fun fact: Discord moved from Go to Rust.",
+    "Decision from this morning's call: so please stop suggesting the 15-only fixes 😅",
 ]
 
 

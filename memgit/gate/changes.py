@@ -37,12 +37,14 @@ from importlib import resources
 from typing import Any
 
 from memgit.evidence import topic_terms
+from memgit.gate.forms import load_forms
 from memgit.gate.subjects import (
     READ_LIMIT,
     bounded,
     compile_words,
     invalid_rules,
     load_subjects,
+    related_text,
     same_subject,
     slot_of,
     word_list,
@@ -319,6 +321,17 @@ def _about(text: str) -> frozenset[str]:
     return topic_terms(_rules().how.sub(" ", text)) - _NOISE
 
 
+def _words_only(terms: frozenset[str]) -> frozenset[str]:
+    """``terms`` without the ones that are numbers; all of them when all are."""
+    words = frozenset(term for term in terms if not term.isdigit())
+    return words or terms
+
+
+def _speaks_of_self(text: str) -> bool:
+    """Whether ``text`` speaks in the first person singular (I, my, 我, mi, mein)."""
+    return any(form.search(text) for form in load_forms().speaker)
+
+
 def _family_words(text: str) -> frozenset[str]:
     """The topic words of the thing names ``text`` holds ("pnpm", "postgres")."""
     found = []
@@ -330,11 +343,15 @@ def _family_words(text: str) -> frozenset[str]:
 def _level(text: str, content: str, change: Change | None) -> tuple[int, int, float] | None:
     """How surely ``text`` speaks of the memory ``content``: (level, shared, share), or
     None when it does not, or not surely enough."""
-    if not topic_terms(text) & topic_terms(content):
+    if not related_text(text, content):
         return None  # the Gate contract refuses a replacement that quotes nothing of it
     words, about = _about(text), _about(content)
     shared = len(words & about)
-    share = min(shared / len(about), shared / len(words)) if shared else 0.0
+    # Numbers are values, not what a statement is about: "Standup got moved to 10:00"
+    # speaks of "The team standup is at 9:30" as much as its words say.
+    wordy, aboutish = _words_only(words), _words_only(about)
+    common = len(wordy & aboutish)
+    share = min(common / len(aboutish), common / len(wordy)) if common else 0.0
     if change is not None and change.old:
         named = _about(" ".join(change.old))
         if named:
@@ -359,11 +376,14 @@ def find_target(text: str, known: Mapping[str, str], *, taken: Set[str]) -> str 
     slot = slot_of(plain)
     scored = []
     for memory_id, content in known.items():
-        if memory_id in taken or not same_subject(slot, slot_of(content)):
+        if memory_id in taken:
             continue
         level = _level(plain, content, change)
-        if level is not None:
-            scored.append((level, memory_id))
+        if level is None or not same_subject(slot, slot_of(content)):
+            continue
+        if level[0] < 3 and _speaks_of_self(plain) != _speaks_of_self(content):
+            continue  # "Priya switched to Zed" leaves "I use VS Code" alone
+        scored.append((level, memory_id))
     if not scored:
         return None
     scored.sort(key=lambda pair: pair[0], reverse=True)

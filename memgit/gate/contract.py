@@ -17,7 +17,8 @@ from typing import Any
 
 from memgit.capture.redact import find_credentials
 from memgit.errors import ExitStatus, MemgitError, Problem
-from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, topic_terms
+from memgit.evidence import EvidenceUnit, agrees_to, locate_quote
+from memgit.gate.subjects import related_text
 from memgit.jsonio import parse_json
 from memgit.schemas import iter_schema_problems
 from memgit.settings import Settings
@@ -353,8 +354,8 @@ class _Checker:
             if candidate["action"] not in {"SUPERSEDE", "RETRACT"} or not target or not claims:
                 continue
             text = self.target_text(target)
-            quoted = topic_terms(" ".join(claim.quote for claim in claims))
-            if text is not None and not quoted & topic_terms(text):
+            quoted = " ".join(claim.quote for claim in claims)
+            if text is not None and not related_text(quoted, text):
                 self.add("evidence-unrelated-to-target", f"candidates[{i}].target")
 
     def result(self) -> GateOutput:

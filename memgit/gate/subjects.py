@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from memgit.errors import InvalidInputError
+from memgit.evidence import topic_terms
 from memgit.yamlio import parse_yaml
 
 # The Gate's word lists and forms are read in the first this many characters of a
@@ -277,3 +278,11 @@ def same_subject(one: Slot, other: Slot) -> bool:
         and one.opening[0] == other.opening[0]
         and one.opening[1] != other.opening[1]
     )
+
+
+def related_text(quoted: str, memory: str) -> bool:
+    """Whether ``quoted`` speaks of ``memory`` at all: a topic word in common, or a thing
+    of one family ("These days I'm on Zed" and "I use VS Code": both name an editor)."""
+    if topic_terms(quoted) & topic_terms(memory):
+        return True
+    return bool(slot_of(quoted).things & slot_of(memory).things)

@@ -133,6 +133,7 @@ def find_statements(text: str) -> list[_Statement]:
     found: list[_Statement] = []
     sentences = split_sentences(text)
     merged = -1
+    introduced = -2  # the sentence of the last statement that says who the user is
     for number, sentence in enumerate(sentences):
         if number == merged:
             continue
@@ -184,8 +185,19 @@ def find_statements(text: str) -> list[_Statement]:
             # "I'm not a fan of ORMs. Write raw SQL for me instead.": one statement.
             statement = _joined(text, statement, after.end)
             merged = number + 1
+        if found and introduced == number - 1 and _introduces(statement):
+            # "I'm Maya, I do the backend. I'm in Lisbon.": one introduction, one memory.
+            found[-1] = _joined(text, found[-1], sentence.end)
+            introduced = number
+            continue
+        introduced = number if _introduces(statement) else -2
         found.append(statement)
     return found
+
+
+def _introduces(statement: _Statement) -> bool:
+    """Whether ``statement`` says who the user is (a fact about the user, no change)."""
+    return statement.kind == "fact" and statement.scope == "user" and statement.change is None
 
 
 def _continues(sentence: str) -> bool:
@@ -231,6 +243,10 @@ def _read(text: str) -> _Reading | None:
         return _Reading(what=what, kind=inner.kind if kind == "fact" else kind, scope=inner.scope)
     rest, opened = _without_openers(text)
     reading = _statement(rest)
+    if reading is None and rest is not text:
+        # What looked like an opener was the statement's own start ("I always want
+        # conventional commits from you: feat:, fix: ...").
+        rest, opened, reading = text, None, _statement(text)
     if reading is None:
         return None
     return _Reading(what=rest, kind=opened or reading.kind, scope=reading.scope)
@@ -372,7 +388,7 @@ def find_proposal(unit: EvidenceUnit) -> _Proposal | None:
         if _first(forms.anaphora, what) is not None:
             pointed = True
             continue
-        if not what or _EMPTY_PROPOSAL.search(what):
+        if not what or _EMPTY_PROPOSAL.search(what) or _first(forms.errands, what):
             return None
         if quote_weight(sentence.text) < MIN_QUOTE_WEIGHT:
             return None
@@ -422,17 +438,25 @@ class _Answer:
         self.bindings: list[dict[str, Any]] = []
 
     def cover(self, unit: EvidenceUnit) -> None:
-        if unit.role == "user" and self._agreed(unit):
-            return
+        agreed = self._agreed(unit) if unit.role == "user" else None
         statements = find_statements(unit.text) if unit.role == "user" else []
-        if any(self._changes_this_run(statement) for statement in statements):
+        if agreed is not None:
+            # "yes please. the local dev db is ...": the sentences after the agreeing one
+            # may state facts of their own; a change of mind among them waits for none.
+            said = split_sentences(unit.text)[0].end
+            statements = [s for s in statements if s.start >= said and s.change is None]
+        if agreed is None and any(self._changes_this_run(s) for s in statements):
             self.coverage.append(
                 {"unit_id": unit.id, "decision": "DEFERRED", "reason": "needs-context"}
             )
             return
-        ids = []
+        ids = [] if agreed is None else [agreed]
         reason = "no-durable-content"
+        changed = False  # a statement before said what holds now ("we moved to bun")
         for statement in statements:
+            if changed and _only_removes(statement):
+                continue  # "pnpm-lock.yaml is gone" after "we moved to bun": the same change
+            changed = changed or _says_new(statement)
             title, body = _title(statement.what), _sentence_case(statement.what)
             if title is None:
                 reason = "ambiguous"
@@ -505,21 +529,21 @@ class _Answer:
             "body": body,
         }
 
-    def _agreed(self, unit: EvidenceUnit) -> bool:
-        """Cover ``unit`` as a short agreement to the proposal of the turn just before,
-        if it is one: the memory states the proposal and quotes both."""
+    def _agreed(self, unit: EvidenceUnit) -> str | None:
+        """The candidate for ``unit`` as a short agreement to the proposal of the turn
+        just before, if it is one: the memory states the proposal and quotes both."""
         added = agreement(unit.text)
         proposal = self._proposal_before(unit) if added is not None else None
         if added is None or proposal is None:
-            return False
+            return None
         what = proposal.what
         if _CHOICE.search(what) or quote_weight(what) < MIN_QUOTE_WEIGHT:
             if len(added.split()) < 2 and quote_weight(added) < 2 * MIN_QUOTE_WEIGHT:
-                return False  # "yes" to "Postgres or MySQL?" (or to "RQ") says too little
+                return None  # "yes" to "Postgres or MySQL?" (or to "RQ") says too little
             what = f"{added} ({what})"
         title = _title(what)
         if title is None or _normal(title) in self.known:
-            return False
+            return None
         self.known.add(_normal(title))
         scope = "user" if _ABOUT_USER.search(proposal.what) else "project"
         cid = f"c{len(self.candidates) + 1}"
@@ -543,8 +567,7 @@ class _Answer:
                 ],
             }
         )
-        self.coverage.append({"unit_id": unit.id, "decision": "CANDIDATE", "candidate_ids": [cid]})
-        return True
+        return cid
 
     def _proposal_before(self, unit: EvidenceUnit) -> _Proposal | None:
         """The proposal of the assistant's last message in the turn just before ``unit``'s."""
@@ -561,6 +584,18 @@ class _Answer:
             "coverage": self.coverage,
             "evidence_bindings": self.bindings,
         }
+
+
+def _only_removes(statement: _Statement) -> bool:
+    """Whether ``statement`` is a change that names only what no longer holds."""
+    change = read_change(statement.quote) if statement.change is not None else None
+    return change is not None and bool(change.old) and not change.new
+
+
+def _says_new(statement: _Statement) -> bool:
+    """Whether ``statement`` is a change that names what holds now."""
+    change = read_change(statement.quote) if statement.change is not None else None
+    return change is not None and bool(change.new)
 
 
 def _claim(unit: EvidenceUnit, statement: _Statement) -> dict[str, Any]:

@@ -33,6 +33,7 @@ _LISTS = (
     "agreements",
     "hesitations",
     "proposals",
+    "errands",
     "continuations",
     "reasons",
     "anaphora",
@@ -75,6 +76,7 @@ class Forms:
     agreements: tuple[Form, ...] = ()
     hesitations: tuple[Form, ...] = ()
     proposals: tuple[Form, ...] = ()
+    errands: tuple[Form, ...] = ()
     continuations: tuple[Form, ...] = ()
     reasons: tuple[Form, ...] = ()
     anaphora: tuple[Form, ...] = ()
