@@ -131,6 +131,18 @@ def test_what_is_not_an_agreement_keeps_nothing(
     assert memories(repo_path) == {}
 
 
+def test_a_yes_with_an_amendment_keeps_the_proposal_as_amended(repo_path: Path) -> None:
+    _proposal_then(
+        repo_path,
+        "I can wrap the feed fetches in tenacity: 3 attempts with exponential backoff. Shall I?",
+        "yes, do it, but cap the backoff at 60s",
+    )
+    (memory,) = memories(repo_path).values()
+    assert "exponential backoff" in memory.title + memory.body
+    assert "60s" in memory.title + memory.body
+    assert _verify(repo_path)[0] == 0
+
+
 def test_an_agreement_then_a_fact_keeps_both(repo_path: Path) -> None:
     """ "yes please. the local dev db is ...": the sentence after the agreement is a
     statement of its own, and is kept beside the agreed proposal."""

@@ -393,7 +393,8 @@ BANK = {
         ("The staging database was upgraded to Postgres 16.", "stg-db"),
         ("We switched from pnpm to bun.", "pm"),
         ("The frontend switched from yarn to pnpm.", "fe-pm"),
-        ("We moved from yarn to pnpm.", None),  # the memory says which part; this does not
+        # The one memory holding the value named is meant, whatever part it names.
+        ("We moved from yarn to pnpm.", "fe-pm"),
         ("CI moved to GitHub Actions.", "ci"),
         ("We moved off Heroku, everything runs on Fly.io now.", "deploy"),
         ("I switched from VS Code to Zed.", "editor"),
@@ -454,3 +455,43 @@ def test_a_change_about_someone_or_something_else_retires_nothing(
 def test_of_two_editors_a_first_person_change_retires_the_users_own() -> None:
     known = {"mine": "I use VS Code.", "priya": "Priya uses Vim."}
     assert find_target("These days I'm on Zed.", known, taken=set()) == "mine"
+
+
+# (what the user said, what they said next in the same session, the decision it makes)
+SAID_NEXT = [
+    (
+        "The staging URL is staging.shopfront.io.",
+        "sorry, typo: it's stage.shopfront.io, no 'ing'",
+        "UPDATE",
+    ),
+    ("Our sprints are three weeks long.", "scratch that, sprints are two weeks.", "UPDATE"),
+    (
+        "The public API rate limit is 100 requests per minute.",
+        "bumped the API rate limit to 300/min today",
+        "SUPERSEDE",
+    ),
+    (
+        "We store user uploads on S3.",
+        "we ditched S3 for Cloudflare R2 last month, the egress fees were insane",
+        "SUPERSEDE",
+    ),
+    (
+        "Feature flags are handled by LaunchDarkly.",
+        "No more LaunchDarkly, the contract ended. Flags live in Unleash now, self-hosted.",
+        "SUPERSEDE",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "action"), SAID_NEXT, ids=range(len(SAID_NEXT)))
+def test_what_the_user_says_next_replaces_what_they_just_said(
+    repo_path: Path, first: str, second: str, action: str
+) -> None:
+    """A correction of the turn just before, a dated change, a change with its reason
+    ("the fees were insane"), and a removal followed by the new state are one decision
+    about the memory just made, never a second memory beside it."""
+    assert [a for a, _ in _say(repo_path, first, seq=0)] == ["CREATE"]
+    (old,) = memories(repo_path).values()
+    assert _say(repo_path, second, seq=1) == [(action, old.id)]
+    (new,) = memories(repo_path).values()
+    assert any(source.quote in second for source in new.sources)

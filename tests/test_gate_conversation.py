@@ -100,10 +100,10 @@ class Conversation:
 
 
 # Where the rules Gate stands (2026-12-03, second session), each floor rounded down to
-# 0.05. conversation.yaml: 85 % kept at 96 % precision, every change of mind applied.
-# conversation-2.yaml: 46 % kept at 58 % precision, two changes of mind not applied
-# (ECS and its region, Poetry: three stale hits). Nothing leaked in either. The issue's goal (70 %,
-# every change applied) is the last test.
+# 0.05. conversation.yaml: 89 % kept at 96 % precision, every change of mind applied.
+# conversation-2.yaml: 71 % kept at 89 % precision, one change of mind not applied
+# ("scratch what I said about farah: she moved to the mobile app team"). Nothing leaked
+# in either. The issue's goal (70 %, every change applied) is the last test.
 CONVERSATIONS = (
     Conversation(
         name="conversation.yaml",
@@ -115,9 +115,9 @@ CONVERSATIONS = (
     ),
     Conversation(
         name="conversation-2.yaml",
-        floor_recall=0.45,
-        floor_precision=0.55,
-        floor_stale=3,
+        floor_recall=0.70,
+        floor_precision=0.85,
+        floor_stale=1,
         stale_body="We deploy on ECS Fargate.",
         stale_retired="tidewater deploys on AWS ECS Fargate.",
     ),
@@ -382,8 +382,8 @@ def test_the_rules_gate_holds_its_ground_on_two_weeks(
             "conversation-2.yaml",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="issue 25's acceptance, not met yet: 46 % of the 70 % kept, "
-                "2 changes not applied",
+                reason="issue 25's acceptance, not met yet: 71 % kept at 89 %, but one "
+                "change of mind not applied",
             ),
         ),
     ],

@@ -79,6 +79,16 @@ KEPT: dict[str, list[tuple[str, str]]] = {
         ("project", "fact"),
         ("project", "fact"),
     ],
+    "Python 3.12 + FastAPI. Poetry for deps.": [("project", "fact")],
+    "So you know who to bug: Oskar runs infra (and the cloud account, mostly), Nils does "
+    "the analytics side, and Mette is our PM.": [
+        ("project", "fact"),
+        ("project", "fact"),
+        ("project", "fact"),
+    ],
+    "One more for the record: we demo the app to the marina association on 2 December.": [
+        ("project", "fact")
+    ],
     # One introduction over two sentences is one memory.
     "I'm Maya, I do most of the backend. I'm in Lisbon, so my hours are 9 to 6 WET.": [
         ("user", "fact")
@@ -123,6 +133,10 @@ NEVER = [
     "Yo nunca dije eso.",
     "我没说过这句话。",
     "Fun fact: Discord moved from Go to Rust.",
+    "the berth forecast endpoint is slow, about 2s at p95",
+    "status: CI is green, deploy going out now",
+    "I'd rather have none than those.",
+    "Cloud Build does the rest.",
     "Decision from this morning's call: so please stop suggesting the 15-only fixes 😅",
 ]
 

@@ -327,6 +327,18 @@ def _words_only(terms: frozenset[str]) -> frozenset[str]:
     return words or terms
 
 
+def near_subject(text: str, content: str) -> bool:
+    """Whether ``text`` may speak of the memory ``content`` said just before it: a word
+    of what they are about in common (numbers and the words of change aside), no
+    qualifier that tells them apart, and both in the same person."""
+    plain = strip_lead_in(text)
+    if not _words_only(_about(plain)) & _words_only(_about(content)):
+        return False
+    if _speaks_of_self(plain) != _speaks_of_self(content):
+        return False
+    return same_subject(slot_of(plain), slot_of(content))
+
+
 def _speaks_of_self(text: str) -> bool:
     """Whether ``text`` speaks in the first person singular (I, my, 我, mi, mein)."""
     return any(form.search(text) for form in load_forms().speaker)
@@ -355,8 +367,11 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     if change is not None and change.old:
         named = _about(" ".join(change.old))
         if named:
-            # Every word of it: "main.py" is not "main".
-            return (3, shared, share) if named <= about else None
+            # Every word of it ("main.py" is not "main"), or every thing it names ("the
+            # MySQL instance is switched off" names MySQL).
+            things = _family_words(" ".join(change.old))
+            held = named <= about or bool(things and things <= about)
+            return (3, shared, share) if held else None
     mine, theirs = slot_of(text).things, slot_of(content).things
     if mine & theirs:
         family = _family_words(text) | _family_words(content)
@@ -379,14 +394,17 @@ def find_target(text: str, known: Mapping[str, str], *, taken: Set[str]) -> str 
         if memory_id in taken:
             continue
         level = _level(plain, content, change)
-        if level is None or not same_subject(slot, slot_of(content)):
+        if level is None or not same_subject(slot, slot_of(content), named=level[0] == 3):
             continue
         if level[0] < 3 and _speaks_of_self(plain) != _speaks_of_self(content):
             continue  # "Priya switched to Zed" leaves "I use VS Code" alone
-        scored.append((level, memory_id))
+        # Of two memories holding the value named, one no qualifier parts from the
+        # statement fits better.
+        plainly = same_subject(slot, slot_of(content))
+        scored.append(((level[0], int(plainly), level[1], level[2]), memory_id))
     if not scored:
         return None
     scored.sort(key=lambda pair: pair[0], reverse=True)
-    if len(scored) > 1 and scored[1][0][:2] == scored[0][0][:2]:
+    if len(scored) > 1 and scored[1][0][:3] == scored[0][0][:3]:
         return None  # two memories fit as well: retiring the wrong one loses a true one
     return scored[0][1]

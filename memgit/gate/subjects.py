@@ -259,8 +259,11 @@ def slot_of(text: str) -> Slot:
     )
 
 
-def same_subject(one: Slot, other: Slot) -> bool:
-    """Whether two slots may be one subject: no qualifier tells them apart."""
+def same_subject(one: Slot, other: Slot, *, named: bool = False) -> bool:
+    """Whether two slots may be one subject: no qualifier tells them apart. ``named``:
+    ``one`` names the very value ``other`` holds ("bullseye is gone" and "our CI images
+    are built on Debian bullseye"), so only two different values of a qualifier part
+    them."""
     for group in load_subjects().groups:
         mine, theirs = (
             one.qualifiers.get(group.name, frozenset()),
@@ -268,7 +271,7 @@ def same_subject(one: Slot, other: Slot) -> bool:
         )
         if mine == theirs:
             continue
-        if group.one_sided == DIFFERS or (mine and theirs):
+        if (group.one_sided == DIFFERS and not named) or (mine and theirs):
             return False
     if one.numbers != other.numbers:
         return False

@@ -29,7 +29,13 @@ from typing import Any
 
 from memgit.capture.redact import find_credentials
 from memgit.evidence import MIN_QUOTE_WEIGHT, EvidenceUnit, previous_turn, quote_weight
-from memgit.gate.changes import change_kind, find_target, read_change, strip_lead_in
+from memgit.gate.changes import (
+    change_kind,
+    find_target,
+    near_subject,
+    read_change,
+    strip_lead_in,
+)
 from memgit.gate.forms import Form, load_forms
 from memgit.gate.prompt import GateRequest
 from memgit.gate.scoping import choose_scope
@@ -66,6 +72,8 @@ _ABOUT_USER = re.compile(
 _EMPTY_PROPOSAL = re.compile(
     r"^\W*(?:\w+\s+)?(?:it|this|that|them|so|one)\W*$|^(?:it|this|that)\b", re.IGNORECASE
 )
+# What a "yes, but ..." changes in the proposal it agrees to.
+_AMENDMENT = re.compile(r"^(?:but|aber|pero|但是?)\s*(\S.*)$", re.IGNORECASE)
 _CHOICE = re.compile(r"\s(?:or|o|oder)\s|还是|或者|或", re.IGNORECASE)
 
 
@@ -105,12 +113,40 @@ _ASKING = frozenset({"question", "polite-one-off", "one-off"})
 
 
 # A change already made, dated by the moment it was made ("Staging got bumped to
-# Kubernetes 1.29 this morning"), is no instruction for this turn alone.
-_DONE_AT = re.compile(
-    r"\b(?:switched|moved|migrated|upgraded|bumped|changed|went)\b[^;]{0,80}?\b"
-    r"(?:this|yesterday) (?:morning|afternoon|evening|week)\b",
+# Kubernetes 1.29 this morning", "bumped the API rate limit to 300/min today"), is no
+# instruction for this turn alone; a change said to hold only for a while still is.
+_DONE = re.compile(
+    r"\b(?:switched|moved|migrated|upgraded|bumped|changed|went|replaced|swapped|ditched"
+    r"|dropped|raised|lowered|increased|renamed|rolled out|killed|retired)\b",
     re.IGNORECASE,
 )
+_DONE_WHEN = re.compile(
+    r"\b(?:today|tonight|yesterday|this (?:morning|afternoon|evening|week))\b", re.IGNORECASE
+)
+_FOR_A_WHILE = re.compile(
+    r"\b(?:for now|for the moment|for the time being|temporarily|until|just this once"
+    r"|this time|for today)\b",
+    re.IGNORECASE,
+)
+# Never-forms a completed change passes: its date, and its reason ("the egress fees
+# were insane") are not what the sentence is.
+_DATED = frozenset({"this-turn", "today"})
+
+
+def _done(text: str) -> bool:
+    """Whether ``text`` tells of a change already made, dated ("... today")."""
+    return bool(
+        _DONE.search(text)
+        and _DONE_WHEN.search(text)
+        and not _FOR_A_WHILE.search(text)
+        and change_kind(text)
+    )
+
+
+def _changes_value(text: str) -> bool:
+    """Whether ``text`` names the value a change replaced or the one it brought."""
+    change = read_change(text)
+    return change is not None and bool(change.old or change.new)
 
 
 def refused(text: str, *, asking: bool = False) -> str | None:
@@ -119,7 +155,9 @@ def refused(text: str, *, asking: bool = False) -> str | None:
     for form in load_forms().never:
         if asking and form.name in _ASKING:
             continue
-        if form.name == "this-turn" and _DONE_AT.search(text) and change_kind(text):
+        if form.name in _DATED and _done(text):
+            continue
+        if form.name == "opinion" and _changes_value(text):
             continue
         if form.search(text) is not None:
             return form.name
@@ -299,7 +337,7 @@ def _parts(text: str) -> list[tuple[int, str, _Reading]]:
     rest, _ = _without_openers(text)
     offset = len(text) - len(rest)
     listed = rest is not text and offset > 0
-    cuts = (_LISTED_PARTS if listed else _PARTS).split(rest)
+    cuts = _split(_LISTED_PARTS if listed else _PARTS, rest)
     if len(cuts) < 2:
         return []
     pieces = []
@@ -317,9 +355,23 @@ def _parts(text: str) -> list[tuple[int, str, _Reading]]:
         if reading is not None and quote_weight(piece) >= MIN_QUOTE_WEIGHT
     ]
     every = len(kept) == len(readings) and all(r.kind != "procedure" for _, _, r in kept)
-    if every or (kept and _read(text) is None):
+    # After "so you know who to bug:" the parts are a list: the items that read are kept.
+    if every or (kept and _read(text) is None) or (listed and len(kept) > 1):
         return kept
     return []
+
+
+def _split(pattern: re.Pattern[str], text: str) -> list[str]:
+    """``text`` cut where ``pattern`` matches outside parentheses ("farah builds the
+    dashboard (she's in Karachi, so ...)" is one part)."""
+    cuts, at = [], 0
+    for found in pattern.finditer(text):
+        if text.count("(", 0, found.start()) > text.count(")", 0, found.start()):
+            continue
+        cuts.append(text[at : found.start()])
+        at = found.end()
+    cuts.append(text[at:])
+    return cuts
 
 
 def _title(what: str) -> str | None:
@@ -433,6 +485,8 @@ class _Answer:
             _normal(m.body) for m in request.related
         }
         self.taken: set[str] = set()
+        # A removal whose memory a later statement of the same unit replaces.
+        self.handoff: tuple[Memory, _Statement] | None = None
         self.candidates: list[dict[str, Any]] = []
         self.coverage: list[dict[str, Any]] = []
         self.bindings: list[dict[str, Any]] = []
@@ -453,10 +507,17 @@ class _Answer:
         ids = [] if agreed is None else [agreed]
         reason = "no-durable-content"
         changed = False  # a statement before said what holds now ("we moved to bun")
-        for statement in statements:
+        gone: set[str] = set()  # the old values the unit's changes so far named
+        self.handoff = None
+        for number, statement in enumerate(statements):
             if changed and _only_removes(statement):
                 continue  # "pnpm-lock.yaml is gone" after "we moved to bun": the same change
+            if statement.change is not None and _names_any(statement.quote, gone):
+                continue  # "we ditched Poetry for uv. poetry.lock is deleted ...": the same
             changed = changed or _says_new(statement)
+            gone |= _old_values(statement)
+            if _only_removes(statement) and self._hands_off(statement, statements[number + 1 :]):
+                continue  # "No more LaunchDarkly. Flags live in Unleash now.": one change
             title, body = _title(statement.what), _sentence_case(statement.what)
             if title is None:
                 reason = "ambiguous"
@@ -464,9 +525,13 @@ class _Answer:
             if _normal(title) in self.known or _normal(statement.what) in self.known:
                 reason = "already-known"
                 continue
-            candidate = self._candidate(statement, title, body)
+            candidate = self._candidate(unit, statement, title, body)
             if candidate is None:
                 continue
+            claims = [_claim(unit, statement)]
+            if self.handoff is not None and candidate.get("target") == self.handoff[0].id:
+                claims.insert(0, _claim(unit, self.handoff[1]))
+                self.handoff = None
             if candidate["action"] == "CREATE" and statement.scope in self.scopes:
                 candidate["scope"] = statement.scope  # the form says whose it is
             self.known.add(_normal(title))
@@ -475,7 +540,7 @@ class _Answer:
             self.candidates.append({"candidate_id": cid, **candidate})
             if candidate["action"] == "CREATE":
                 self.created[cid] = f"{title} {body}"
-            self.bindings.append({"candidate_id": cid, "claims": [_claim(unit, statement)]})
+            self.bindings.append({"candidate_id": cid, "claims": claims})
         if ids:
             self.coverage.append(
                 {"unit_id": unit.id, "decision": "CANDIDATE", "candidate_ids": ids}
@@ -491,12 +556,48 @@ class _Answer:
             return False
         return find_target(statement.quote, self.created, taken=frozenset()) is not None
 
-    def _candidate(self, statement: _Statement, title: str, body: str) -> dict[str, Any] | None:
+    def _hands_off(self, removal: _Statement, after: list[_Statement]) -> bool:
+        """Whether ``removal`` (a change that names only what no longer holds) finds its
+        memory and a later statement of the unit says what holds now: that statement
+        then replaces the memory, quoting both."""
+        if not any(s.change is not None and (s.kind is not None or _says_new(s)) for s in after):
+            return False
+        found = find_target(removal.quote, self.related_text, taken=self.taken)
+        if found is None:
+            return False
+        self.handoff = (self.related[found], removal)
+        return True
+
+    def _recent(self, unit: EvidenceUnit, statement: _Statement) -> Memory | None:
+        """The memory the user's latest earlier turn of this session made, when it is the
+        one such memory and ``statement`` speaks of its subject: "sorry, typo: it's
+        stage.shopfront.io" right after "The staging URL is staging.shopfront.io"."""
+        session = unit.id.rsplit("/", 1)[0] + "/"
+        made: list[tuple[int, Memory]] = []
+        for memory in self.related.values():
+            turns = [_turn_number(s.unit) for s in memory.sources if s.unit.startswith(session)]
+            if memory.id not in self.taken and turns:
+                made.append((max(turns), memory))
+        latest = [m for turn, m in made if made and turn == max(t for t, _ in made)]
+        if len(latest) != 1:
+            return None
+        memory = latest[0]
+        return memory if near_subject(statement.quote, f"{memory.title} {memory.body}") else None
+
+    def _candidate(
+        self, unit: EvidenceUnit, statement: _Statement, title: str, body: str
+    ) -> dict[str, Any] | None:
         target: Memory | None = None
         change = read_change(statement.quote) if statement.change is not None else None
         if change is not None:
             found = find_target(statement.quote, self.related_text, taken=self.taken)
             target = self.related[found] if found is not None else None
+            if target is None and self.handoff is not None:
+                target = self.handoff[0]
+            if target is None and (change.action == "UPDATE" or not change.old):
+                # A correction, or a change that names no old value (which the memory
+                # would have to hold), of what the user said just before.
+                target = self._recent(unit, statement)
             # "We switched from npm to pnpm" is said as an event: the memory says the state.
             title = (
                 _title(change.wording) if statement.kind is None and change.wording else None
@@ -537,7 +638,10 @@ class _Answer:
         if added is None or proposal is None:
             return None
         what = proposal.what
-        if _CHOICE.search(what) or quote_weight(what) < MIN_QUOTE_WEIGHT:
+        amendment = _AMENDMENT.match(added)
+        if amendment:  # "yes, do it, but cap the backoff at 60s"
+            what = f"{what}, {amendment.group(1).rstrip(' .!')}"
+        elif _CHOICE.search(what) or quote_weight(what) < MIN_QUOTE_WEIGHT:
             if len(added.split()) < 2 and quote_weight(added) < 2 * MIN_QUOTE_WEIGHT:
                 return None  # "yes" to "Postgres or MySQL?" (or to "RQ") says too little
             what = f"{added} ({what})"
@@ -586,10 +690,29 @@ class _Answer:
         }
 
 
+def _turn_number(unit: str) -> int:
+    """The turn number of a unit id ``source/session/seq#n`` (-1 for another shape)."""
+    seq = unit.rsplit("#", 1)[0].rsplit("/", 1)[-1]
+    return int(seq) if seq.isdigit() else -1
+
+
 def _only_removes(statement: _Statement) -> bool:
     """Whether ``statement`` is a change that names only what no longer holds."""
     change = read_change(statement.quote) if statement.change is not None else None
     return change is not None and bool(change.old) and not change.new
+
+
+def _old_values(statement: _Statement) -> set[str]:
+    """The old values ``statement``'s change names, lower-cased ("poetry")."""
+    change = read_change(statement.quote) if statement.change is not None else None
+    return {value.lower() for value in change.old} if change is not None else set()
+
+
+def _names_any(text: str, values: set[str]) -> bool:
+    """Whether ``text`` names one of ``values`` as a word of its own."""
+    return any(
+        re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) for value in values
+    )
 
 
 def _says_new(statement: _Statement) -> bool:
