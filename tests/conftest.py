@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from xdist.remote import Producer
 from xdist.scheduler import LoadScopeScheduling
+from xdist.workermanage import WorkerController
 
 FIXED_DATE = "@1764495000 +0000"
 
@@ -56,13 +57,52 @@ ONE_WORKER = {
     "tests/test_precommit_e2e.py": "pre-commit",
     "tests/test_mcp.py": "mcp-server",
 }
+# Files whose module-scoped fixture builds a repository worth seconds (a corpus captured
+# and processed, a scripted server's answers): one worker runs each, so it is built once.
+ONE_WORKER.update(
+    (f"tests/{name}.py", f"tests/{name}.py")
+    for name in (
+        "test_gate_conversation",
+        "test_gate_quality",
+        "test_prose_credentials",
+        "test_purge_push",
+        "test_remote_refs",
+        "test_rules_gate_forms",
+        "test_rules_gate_quality",
+        "test_secrets_corpus",
+        "test_secrets_never_stored",
+    )
+)
+# Files of single tests that take 10 to 40 CPU seconds each: handed out first, so that
+# none of them starts last and keeps one worker busy while the other waits.
+LONG_FIRST = (
+    "tests/test_docs_run.py",
+    "tests/test_sync_soak.py",
+    "tests/test_sync_clones.py",
+    "tests/test_sync_soak_repros.py",
+    "tests/test_sync_apart.py",
+    "tests/test_sharing_setup.py",
+    "tests/test_clone_init.py",
+    "tests/test_removals.py",
+    "tests/test_review.py",
+)
 
 
 class OneWorkerScopes(LoadScopeScheduling):
-    """xdist's ``load`` (every test a work unit of its own), except for ONE_WORKER's files."""
+    """xdist's ``load`` (every test a work unit of its own), except for ONE_WORKER's files;
+    the groups and LONG_FIRST's tests go out first, the rest in collection order."""
 
     def _split_scope(self, nodeid: str) -> str:
         return ONE_WORKER.get(nodeid.split("::", 1)[0], nodeid)
+
+    def _assign_work_unit(self, node: WorkerController) -> None:
+        if not getattr(self, "_long_first", False):
+            self._long_first = True
+            groups = set(ONE_WORKER.values())
+            for scope in [s for s in self.workqueue if s not in groups]:
+                if not scope.startswith(LONG_FIRST):
+                    self.workqueue.move_to_end(scope)
+        super()._assign_work_unit(node)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadScopeScheduling | None:
@@ -70,9 +110,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadSco
     storms never run at once on two cores and starve each other (the SIGKILL campaigns aim
     their kills by measured run times); the pre-commit tests share one too, so the hook
     environment and consumer repositories are built once, and so do the MCP tests, so
-    their module's server starts once. xdist's ``loadgroup`` would say this with marks,
-    but on pytest 9.2 it silently groups nothing (it rewrites node ids, which pytest 9.2
-    ignores: pytest-xdist issue 1386)."""
+    their module's server starts once, and the files with an expensive module fixture.
+    xdist's ``loadgroup`` would say this with marks, but on pytest 9.2 it silently groups
+    nothing (it rewrites node ids, which pytest 9.2 ignores: pytest-xdist issue 1386)."""
     if config.getoption("dist") != "load":
         return None
     return OneWorkerScopes(config, log)

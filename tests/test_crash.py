@@ -320,14 +320,14 @@ def test_sigkilled_captures_never_corrupt_or_block_the_repository(
                 f"reported turn {seq} is missing from HEAD"
             )
 
-        # No lock blocks the next writer, and it finishes a dead writer's sync.
+        # No lock blocks the next writer (it may not wait at all), and it finishes a
+        # dead writer's sync.
         with pytest.MonkeyPatch.context() as env:
-            env.setenv("MEMGIT_LOCK_TIMEOUT", "5")
+            env.setenv("MEMGIT_LOCK_TIMEOUT", "0")
             fresh = runner.start()
         runner.finish(fresh)
         assert fresh.status == 0, fresh.stderr
         assert reported_commit(fresh) is not None
-        assert time.monotonic() - fresh.started < 5
         assert git(repo_path, "status", "--porcelain") == "", stats
         assert_fsck_clean(repo_path)
 

@@ -104,8 +104,10 @@ def test_show_at_versions_dates_and_commits(story: Story) -> None:
         f"{a}@{story.commits['edited'][:10]}~1": v2,
         f"{a}@{story.commits['created']}": v1,
     }
-    for spec, expected in cases.items():
-        done = memgit_cli("-C", str(path), "show", spec)
+    # The first through the program, the rest through its command line in process.
+    for n, (spec, expected) in enumerate(cases.items()):
+        run = memgit_in_process if n else memgit_cli
+        done = run("-C", str(path), "show", spec)
         assert done.returncode == 0, (spec, done.stderr.decode())
         assert done.stdout.decode() == expected, spec
     data = cli_json(path, "show", f"{a}@2026-11-11")

@@ -24,7 +24,6 @@ from test_process import (
     head,
     memories,
     open_repo,
-    process_json,
     prompt_units,
     ref,
     refs,
@@ -35,7 +34,7 @@ from test_process import (
 from memgit import MemgitError, MemoryRepo
 from memgit.memory import Memory
 
-from support import everything_git_keeps, git, memgit_cli, snapshot
+from support import everything_git_keeps, git, memgit_cli, memgit_in_process, snapshot
 
 PROPOSALS = "refs/heads/memgit/proposals/"
 
@@ -75,8 +74,19 @@ def propose(path: Path, old: Memory) -> tuple[str, dict[str, Any]]:
     return str(run["run_id"]), data
 
 
+def process_json(path: Path, *args: str, input: bytes | None = None) -> dict[str, Any]:
+    """`memgit process --json ARGS` (must succeed), its output parsed. The command line runs
+    in this process (the same parser and error boundary, no interpreter start per call:
+    these tests call it and `review` some 60 times); the program itself is run by
+    docs/review.md (test_docs_run) and the verify calls here."""
+    done = memgit_in_process("-C", str(path), "process", "--json", *args, input=input)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+    return dict(json.loads(done.stdout))
+
+
 def review_cli(path: Path, *args: str) -> Any:
-    done = memgit_cli("-C", str(path), "review", *args)
+    done = memgit_in_process("-C", str(path), "review", *args)
     assert done.returncode == 0, done.stderr.decode()
     return done
 
@@ -134,8 +144,8 @@ def test_units_of_an_open_proposal_are_not_proposed_again(
 
 
 def review_run(path: Path, *args: str) -> Any:
-    """`memgit review ARGS` in a subprocess, whatever its status."""
-    return memgit_cli("-C", str(path), "review", *args)
+    """`memgit review ARGS`, whatever its status (its command line, in this process)."""
+    return memgit_in_process("-C", str(path), "review", *args)
 
 
 def review_json(path: Path, *args: str) -> Any:

@@ -41,7 +41,9 @@ SAYINGS = [
 ]
 
 def sync(repo):
-    for attempt in range(20):
+    # Each retry loses only to another clone's push, and the three push about 21 times
+    # in all; a busy machine stretches the windows, so allow more than that.
+    for attempt in range(60):
         try:
             return repo.sync()
         except ConflictError as err:  # the writer lock or the remote, busy for a moment
