@@ -20,8 +20,8 @@ import yaml
 from test_process import answer, capture, configure, create, unit, user_turn
 from test_prose_credentials import PROGRAM
 
-from memgit.capture.redact import find_credentials, redact
-from memgit.capture.turn import parse_capture
+from memgit.secrets.redact import find_credentials, redact
+from memgit.turn import parse_capture
 
 from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
 
