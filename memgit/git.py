@@ -1,4 +1,4 @@
-"""The one place memgit starts the ``git`` command (docs/decisions/0012-one-git-runner.md).
+"""The one place memgit starts the ``git`` command (docs/decisions/0013-one-git-runner.md).
 
 One environment for every git memgit runs:
 

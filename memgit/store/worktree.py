@@ -15,7 +15,7 @@ index and working tree from the parent's tree to the new one, writing a copy of
 the index (``GIT_INDEX_FILE``) that memgit then renames over the index before it
 removes the lock, as git commits a lock: paths memgit did not touch keep whatever a person
 staged, and git itself refuses to overwrite a file edited since memgit looked.
-(docs/decisions/0012-one-git-runner.md)
+(docs/decisions/0013-one-git-runner.md)
 """
 
 from __future__ import annotations
