@@ -171,3 +171,14 @@ class ChecksFailedError(MemgitError):
 
     code = "checks-failed"
     exit_status = ExitStatus.PROBLEMS
+
+
+def field_error(path: str, field: str, expected: str) -> InvalidInputError:
+    """The schema error of a committed file's field that does not hold what it must."""
+    return InvalidInputError(
+        f"{field} must be {expected}",
+        code="schema",
+        path=path,
+        field=field,
+        hint="fix the file's front matter; `memgit verify` lists every problem",
+    )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from memgit.errors import InvalidInputError
+from memgit.errors import InvalidInputError, field_error
 from memgit.jsonio import decode_utf8, json_fields
 from memgit.layout import memory_path
 from memgit.schemas import iter_schema_problems
@@ -184,7 +184,7 @@ def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
         )
     tags = front.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        raise _field_error(path, "tags", "a list of strings")
+        raise field_error(path, "tags", "a list of strings")
     origin, author = front.get("origin"), front.get("author")
     return Memory(
         file=path,
@@ -229,7 +229,7 @@ def _split(text: str, path: str) -> tuple[dict[str, Any], str]:
 def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value:
-        raise _field_error(where["path"], key, "a non-empty string")
+        raise field_error(where["path"], key, "a non-empty string")
     return value
 
 
@@ -238,7 +238,7 @@ def _optional_text(data: dict[str, Any], key: str, where: dict[str, str]) -> str
     if value is None:
         return None
     if not isinstance(value, str):
-        raise _field_error(where["path"], key, "a string")
+        raise field_error(where["path"], key, "a string")
     return value
 
 
@@ -246,11 +246,11 @@ def _iter_sources(value: Any, path: str) -> Iterator[Source]:
     if value is None:
         return
     if not isinstance(value, list):
-        raise _field_error(path, "sources", "a list")
+        raise field_error(path, "sources", "a list")
     for index, item in enumerate(value):
         fields = ("capture", "unit", "quote", "blob")
         if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in fields):
-            raise _field_error(path, f"sources[{index}]", "capture, unit, quote and blob strings")
+            raise field_error(path, f"sources[{index}]", "capture, unit, quote and blob strings")
         yield Source(
             capture=item["capture"],
             unit=item["unit"],
@@ -269,20 +269,10 @@ def _iter_supersedes(value: Any, path: str) -> Iterator[Supersedes]:
     if value is None:
         return
     if not isinstance(value, list):
-        raise _field_error(path, "supersedes", "a list")
+        raise field_error(path, "supersedes", "a list")
     for index, item in enumerate(value):
         if not isinstance(item, dict) or not all(
             isinstance(item.get(k), str) for k in ("id", "commit")
         ):
-            raise _field_error(path, f"supersedes[{index}]", "id and commit strings")
+            raise field_error(path, f"supersedes[{index}]", "id and commit strings")
         yield Supersedes(id=item["id"], commit=item["commit"])
-
-
-def _field_error(path: str, field: str, expected: str) -> InvalidInputError:
-    return InvalidInputError(
-        f"{field} must be {expected}",
-        code="schema",
-        path=path,
-        field=field,
-        hint="fix the file's front matter; `memgit verify` lists every problem",
-    )

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from memgit.constants import MAX_MESSAGE_BYTES
-from memgit.errors import InvalidInputError
+from memgit.errors import InvalidInputError, field_error
 from memgit.jsonio import decode_utf8, json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
@@ -230,21 +230,21 @@ def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
     where = {"path": path}
     seq = value.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-        raise _field_error(path, "seq", "a non-negative integer")
+        raise field_error(path, "seq", "a non-negative integer")
     items = value.get("messages")
     if not isinstance(items, list) or not items:
-        raise _field_error(path, "messages", "a non-empty list")
+        raise field_error(path, "messages", "a non-empty list")
     messages = []
     for index, item in enumerate(items):
         field = f"messages[{index}]"
         if not isinstance(item, dict):
-            raise _field_error(path, field, "a mapping")
+            raise field_error(path, field, "a mapping")
         content = item.get("content")
         role = item.get("role")
         name = item.get("name")
         complete = item.get("complete")
         if not isinstance(content, str) or not isinstance(role, str):
-            raise _field_error(path, field, "a mapping with role and content strings")
+            raise field_error(path, field, "a mapping with role and content strings")
         messages.append(
             Message(
                 role=role,
@@ -264,7 +264,7 @@ def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
     try:
         moment(timestamp)  # what retention and the prompt count time from
     except ValueError:
-        raise _field_error(path, "timestamp", "an ISO 8601 time") from None
+        raise field_error(path, "timestamp", "an ISO 8601 time") from None
     return Turn(
         file=path,
         blob=blob,
@@ -281,15 +281,5 @@ def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
 def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value:
-        raise _field_error(where["path"], key, "a non-empty string")
+        raise field_error(where["path"], key, "a non-empty string")
     return value
-
-
-def _field_error(path: str, field: str, expected: str) -> InvalidInputError:
-    return InvalidInputError(
-        f"{field} must be {expected}",
-        code="schema",
-        path=path,
-        field=field,
-        hint="fix the file's front matter; `memgit verify` lists every problem",
-    )
