@@ -42,6 +42,27 @@ AGREED = [
         "yes please",
         "pre-commit",
     ),
+    (
+        "Should the API return errors as RFC 7807 problem+json?",
+        "yes please, that's what the mobile team expects anyway",
+        "RFC 7807",
+    ),
+    ("For file names I'd go with kebab-case across the repo. Sound ok?", "sure thing", "kebab"),
+    (
+        "I'd put the shared types in packages/types so both apps import them. Should I?",
+        "oh god yes please",
+        "packages/types",
+    ),
+    (
+        "Sollen Feature-Branches nach dem Merge automatisch gelöscht werden?",
+        "klingt gut, machen wir so",
+        "Feature-Branches",
+    ),
+    (
+        "Para fechas propongo usar date-fns en lugar de moment. ¿Te parece?",
+        "va, de acuerdo",
+        "date-fns",
+    ),
 ]
 
 

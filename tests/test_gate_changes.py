@@ -424,6 +424,10 @@ FORMS_FIND_TARGET = [
     ("Tests run with nose.", "We finally killed nose, it's all pytest."),
     ("Our linter is flake8.", "flake8 -> ruff, done last sprint."),
     ("Logs go to Papertrail.", "We ditched Papertrail for Loki."),
+    ("日志收集用 ELK。", "ELK 太重了，我们已经不用了，现在是 Loki"),
+    ("我们部署在腾讯云。", "腾讯云的合同到期了，全部搬到了华为云。"),
+    ("订单数据存在 MySQL 里。", "迁移之后订单数据在 TiDB 上。"),
+    ("el ORM es Sequelize", "sequelize ya fue, lo swapeamos por Prisma, q es mucho mas comodo"),
 ]
 
 

@@ -89,6 +89,10 @@ KEPT: dict[str, list[tuple[str, str]]] = {
     "One more for the record: we demo the app to the marina association on 2 December.": [
         ("project", "fact")
     ],
+    # The statement beside a credential holds; the credential goes (capture redacts it).
+    "The staging database host is db.staging.acme.net, and its password is tangerine-moose-71.": [
+        ("project", "fact")
+    ],
     # One introduction over two sentences is one memory.
     "I'm Maya, I do most of the backend. I'm in Lisbon, so my hours are 9 to 6 WET.": [
         ("user", "fact")

@@ -195,9 +195,14 @@ def find_statements(text: str) -> list[_Statement]:
         asking = _first(load_forms().requests, plain) is not None
         if quote.endswith(("?", "？")) and not asking:
             continue
-        if _REDACTED in quote or refused(quote, asking=asking) is not None:
-            continue
         start = sentence.start + skip
+        if _REDACTED in quote or refused(quote, asking=asking) == "credential":
+            # "The webhook endpoint is /hooks/stripe and its signing secret is [REDACTED]":
+            # the statement beside the credential still holds.
+            found += _beside_credential(quote, start)
+            continue
+        if refused(quote, asking=asking) is not None:
+            continue
         change = change_kind(quote)
         lead = len(quote) - len(plain)
         parts = _parts(plain) if change is None else []
@@ -242,6 +247,36 @@ def find_statements(text: str) -> list[_Statement]:
         introduced = number if _introduces(statement) else -2
         found.append(statement)
     return found
+
+
+# Where a statement and the credential beside it part: "..., and its token is ...".
+_BESIDE = re.compile(r"[,;]?\s+(?:and|but|plus|while)\s+|;\s+|，|；")
+
+
+def _beside_credential(quote: str, start: int) -> list[_Statement]:
+    """The statements of ``quote`` (at ``start`` in its unit) in the parts of it that
+    hold no credential, no redaction marker and no other never-form."""
+    kept = []
+    for part in _split(_BESIDE, quote):
+        piece = part.strip().rstrip(_TRAILING_STOPS.replace(" ", ""))
+        if not piece or _REDACTED in piece or find_credentials(piece) or refused(piece):
+            continue
+        if quote_weight(piece) < MIN_QUOTE_WEIGHT or quote.count(piece) != 1:
+            continue
+        reading = _read(strip_lead_in(piece))
+        if reading is None or change_kind(piece) is not None:
+            continue
+        kept.append(
+            _Statement(
+                quote=piece,
+                start=start + quote.index(piece),
+                what=reading.what,
+                kind=reading.kind,
+                change=None,
+                scope=reading.scope,
+            )
+        )
+    return kept
 
 
 def _only_corrects(sentence: str) -> bool:
