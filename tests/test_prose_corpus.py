@@ -13,15 +13,13 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from test_process import answer, capture, configure, create, unit, user_turn
-from test_prose_credentials import PROGRAM
+from test_prose_credentials import PROGRAM, Captured
 
 from memgit.secrets.redact import find_credentials, redact
-from memgit.turn import parse_capture
 
 from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
 
@@ -96,17 +94,6 @@ def test_the_fence_lets_a_mention_be_a_memory(lang: str, text: str) -> None:
 
 
 # --- through memgit capture and process: nothing Git keeps holds a value -----------------
-
-
-@dataclass(frozen=True, slots=True)
-class Captured:
-    repo: Path
-    results: list[dict[str, Any]]
-
-    def content(self, seq: int) -> str:
-        path = self.results[seq]["path"]
-        turn = parse_capture(git(self.repo, "show", f"HEAD:{path}").encode(), path=path)
-        return turn.messages[0].content
 
 
 @pytest.fixture(scope="module")

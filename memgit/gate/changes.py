@@ -264,6 +264,10 @@ def _sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# A sentence is read as a change several times over (its own statement, the sentence
+# after it asking whether it announced a correction, the target search): the last few
+# readings are kept. The rules are read once per process, so a reading never goes stale.
+@functools.lru_cache(maxsize=256)
 def read_change(text: str) -> Change | None:
     """The change or correction ``text`` says, or None when it says neither (read in its
     first ``READ_LIMIT`` characters)."""

@@ -162,12 +162,13 @@ def refused(text: str, *, asking: bool = False) -> str | None:
     for form in load_forms().never:
         if asking and form.name in _ASKING:
             continue
+        if form.search(text) is None:
+            continue
         if form.name in _DATED and _done(text):
             continue
         if form.name == "opinion" and _changes_value(text):
             continue
-        if form.search(text) is not None:
-            return form.name
+        return form.name
     return None
 
 
@@ -179,11 +180,9 @@ def find_statements(text: str) -> list[_Statement]:
     sentences = split_sentences(text)
     merged = -1
     introduced = -2  # the sentence of the last statement that says who the user is
-    correcting = False  # the sentence before only said a correction follows
     for number, sentence in enumerate(sentences):
         if number == merged:
             continue
-        before, correcting = correcting, _only_corrects(sentence.text)
         marker = LIST_MARKER.match(sentence.text)
         skip = marker.end() if marker else 0
         quote = shorten(sentence.text[skip:], _QUOTE_LIMIT)
@@ -224,7 +223,7 @@ def find_statements(text: str) -> list[_Statement]:
             continue  # "Can you remember that file I sent?" asks; it states nothing
         if reading is None and change is None:
             continue
-        if change is None and before:
+        if change is None and number > 0 and _only_corrects(sentences[number - 1].text):
             change = "UPDATE"  # "wait no, I mixed them up. prod is on 5432, ..."
         statement = _Statement(
             quote=quote,
