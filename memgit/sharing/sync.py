@@ -42,12 +42,12 @@ from memgit.sharing import refs as memgit_refs
 from memgit.sharing.decided_apart import DecidedApart, decided_apart_in
 from memgit.sharing.duplicates import possible_duplicates
 from memgit.sharing.remote import SYNC_NAMESPACE, Fetched, fetch, forget_fetched, push
-from memgit.sharing.three_way import merge_changes
+from memgit.sharing.three_way import file_content, merge_changes
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
 from memgit.store.repository import head_branch
 from memgit.store.rewrite import purged_commits
-from memgit.store.tree import blob_at, build_tree, diff_trees, read_blob
+from memgit.store.tree import blob_at, build_tree, diff_trees
 from memgit.trailers import render_message
 
 MAX_ROUNDS = 10
@@ -377,18 +377,9 @@ def _changes(git: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> dict
     """The files that differ, as publish takes them: contents of regular files. memgit
     writes nothing else, so an executable, a symlink or a submodule the join would
     bring is left to git (``git pull``), not flattened into a plain file."""
-    changes: dict[str, bytes | None] = {}
-    for path, entry in diff_trees(git, old, new).items():
-        if entry is not None and entry[1] != pygit2.enums.FileMode.BLOB:
-            raise ConflictError(
-                f"{path} is not a regular file (mode {entry[1]:o}); memgit sync joins "
-                "only regular files",
-                code="sync-conflict",
-                path=path,
-                hint="join this once with git itself (`git pull`), then sync again",
-            )
-        changes[path] = read_blob(git, entry[0]) if entry is not None else None
-    return changes
+    return {
+        path: file_content(git, path, entry) for path, entry in diff_trees(git, old, new).items()
+    }
 
 
 def _added_memories(

@@ -41,7 +41,7 @@ def merge_changes(
     conflicted: list[str] = []
     for path, entry in sorted(diff_trees(git, base, theirs).items()):
         if path not in mine:
-            changes[path] = _content(git, path, entry)
+            changes[path] = file_content(git, path, entry)
             continue
         if mine[path] == entry:
             continue
@@ -73,7 +73,7 @@ def _both_changed(
     if ours is None or theirs is None:
         return None  # one side changed what the other removed
     for side in (ours, theirs):
-        _content(git, path, side)  # refuses a file that is not a regular one
+        file_content(git, path, side)  # refuses a file that is not a regular one
     old = _entry(base, path)
     before = read_blob(git, old[0]) if old is not None and old[1] == _BLOB else b""
     mine, other = read_blob(git, ours[0]), read_blob(git, theirs[0])
@@ -93,7 +93,7 @@ def _both_changed(
     return result.contents.encode("utf-8", "surrogateescape")
 
 
-def _content(git: pygit2.Repository, path: str, entry: Entry | None) -> bytes | None:
+def file_content(git: pygit2.Repository, path: str, entry: Entry | None) -> bytes | None:
     """A side's file as publish takes it. memgit writes only regular files, so an
     executable, a symlink or a submodule the merge would bring is left to git."""
     if entry is None:
