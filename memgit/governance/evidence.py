@@ -28,12 +28,12 @@ import pygit2
 
 from memgit.apply import apply_gate_output
 from memgit.catalog import Catalog
-from memgit.constants import INBOX_DIR, MEMORIES_DIR, RUNS_DIR
+from memgit.constants import INBOX_DIR, RUNS_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
-from memgit.memory import Memory, parse_memory
+from memgit.memory import Memory
 from memgit.runrecord import RunRecord, parse_run_record
 from memgit.settings import Settings, gate_setting
 from memgit.state.processing import DEFAULT_MAX_DEFERRALS, processing_state
@@ -258,11 +258,7 @@ def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
         except MemgitError:
             continue  # memgit-schemas reports it
         yield from iter_run_problems(view, path, record, produced)
-    for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
-        try:
-            memory = view.parsed(path, parse_memory)
-        except MemgitError:
-            continue
+    for path, memory in view.changed_memories():
         yield from iter_source_problems(view, path, memory)
         explained = (path in produced and produced[path] == view.read(path)) or view.joined(path)
         if memory.origin == "memgit" and not explained and view.differs(path):

@@ -41,7 +41,6 @@ from memgit.governance.hooks import staged_view
 from memgit.governance.retirements import retired_ids
 from memgit.governance.secrets import message_as_recorded
 from memgit.governance.view import CommitView
-from memgit.memory import parse_memory
 from memgit.trailers import parse_trailers
 
 
@@ -92,13 +91,7 @@ def _blob(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
 def _successors(view: CommitView) -> dict[str, str]:
     """Removed id -> the staged memory that says it supersedes it."""
     found: dict[str, str] = {}
-    for path in sorted(view.changed):
-        if _memory_id(path) is None:
-            continue
-        try:
-            memory = view.parsed(path, parse_memory)
-        except MemgitError:
-            continue  # memgit-schemas says why
+    for _, memory in view.memories(p for p in sorted(view.changed) if _memory_id(p) is not None):
         for old in memory.supersedes:
             found.setdefault(old.id, memory.id)
     return found

@@ -39,25 +39,28 @@ def kind_of(path: str) -> str | None:
     return None
 
 
-def _misplaced(path: str, expected: str) -> Problem:
-    return Problem(
-        code="misplaced-file",
-        message=f"its content belongs at {expected}",
-        path=path,
-        hint="memgit finds files by path: move the file, or fix the fields that name it",
-    )
+def _misplaced(path: str, expected: str) -> Iterator[Problem]:
+    """A file whose content names another path than the one it is at."""
+    if expected != path:
+        yield Problem(
+            code="misplaced-file",
+            message=f"its content belongs at {expected}",
+            path=path,
+            hint="memgit finds files by path: move the file, or fix the fields that name it",
+        )
 
 
 def _check_capture(path: str, view: CommitView) -> Iterator[Problem]:
-    turn = view.parsed(path, parse_capture)
-    if turn.path != path:
-        yield _misplaced(path, turn.path)
+    yield from _misplaced(path, view.parsed(path, parse_capture).path)
+
+
+def _check_run(path: str, view: CommitView) -> Iterator[Problem]:
+    yield from _misplaced(path, view.parsed(path, parse_run_record).path)
 
 
 def _check_memory(path: str, view: CommitView) -> Iterator[Problem]:
     memory = view.parsed(path, parse_memory)
-    if memory.path != path:
-        yield _misplaced(path, memory.path)
+    yield from _misplaced(path, memory.path)
     settings = view.settings
     if settings is None:
         return
@@ -75,12 +78,6 @@ def _check_memory(path: str, view: CommitView) -> Iterator[Problem]:
             path=path,
             field="scope",
         )
-
-
-def _check_run(path: str, view: CommitView) -> Iterator[Problem]:
-    record = view.parsed(path, parse_run_record)
-    if record.path != path:
-        yield _misplaced(path, record.path)
 
 
 def _check_config(path: str, view: CommitView) -> Iterator[Problem]:

@@ -23,10 +23,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from memgit.constants import MEMORIES_DIR
-from memgit.errors import MemgitError, Problem
+from memgit.errors import Problem
 from memgit.governance.view import CommitView
-from memgit.memory import parse_memory
 from memgit.secrets.paths import shown_path
 from memgit.secrets.redact import RANDOM_TOKEN_KIND, find_credentials, find_secrets
 
@@ -111,11 +109,7 @@ def iter_memory_credentials(view: CommitView) -> Iterator[Problem]:
     person's commit, a pull request): a long random-looking token beside a credential word,
     or a generated-looking one anywhere, in a title or body. A credential given by name
     (``my PIN is …``) is ``secret-detected`` already, like in any file."""
-    for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
-        try:
-            memory = view.parsed(path, parse_memory)
-        except MemgitError:
-            continue  # memgit-schemas reports it
+    for path, memory in view.changed_memories():
         for name, text in (("title", memory.title), ("body", memory.body)):
             if any(match.kind == RANDOM_TOKEN_KIND for match in find_credentials(text)):
                 yield Problem(

@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from memgit.catalog import Catalog
-from memgit.constants import MEMORIES_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
 from memgit.layout import memory_path
@@ -56,18 +55,10 @@ def _retired_active(path: str, memory_id: str) -> Problem:
 
 
 def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
-    for path in sorted(view.merged_in):
-        try:
-            memory = view.parsed(path, parse_memory)
-        except MemgitError:
-            continue
+    for path, memory in view.memories(sorted(view.merged_in)):
         if view.retired_before(memory.id):
             yield _retired_active(path, memory.id)
-    for path in sorted(view.retired_beside):
-        try:
-            memory = view.parsed(path, parse_memory)
-        except MemgitError:
-            continue
+    for path, memory in view.memories(sorted(view.retired_beside)):
         yield _retired_active(path, memory.id)
     for path in sorted(view.forgotten_beside):
         yield Problem(
@@ -79,11 +70,7 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
             hint=f"`git rm -f {path}`, then commit: the forget wins, as `memgit sync` "
             "decides; a memory to keep is written again under a new id",
         )
-    for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
-        try:
-            memory = view.parsed(path, parse_memory)
-        except MemgitError:
-            continue
+    for path, memory in view.changed_memories():
         others = [p for p in view.paths_of(memory.id) if p != path]
         if others:
             yield Problem(
@@ -95,38 +82,44 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
             )
         if view.retired_before(memory.id):
             yield _retired_active(path, memory.id)
-        for i, old in enumerate(memory.supersedes):
-            field = f"supersedes[{i}]"
-            if view.paths_of(old.id):
-                yield Problem(
-                    code="supersedes-active",
-                    message=f"it supersedes {old.id}, which is still in the tree",
-                    path=path,
-                    field=f"{field}.id",
-                    hint="a superseded memory leaves the tree in the commit that replaces it",
-                )
-            if view.commit_tree(old.commit) is None:
-                yield Problem(
-                    code="supersedes-unknown-commit",
-                    message=f"commit {old.commit[:12]} is not in the repository",
-                    path=path,
-                    field=f"{field}.commit",
-                )
-            elif _memory_in(view, old.commit, old.id, memory.scope) is None:
-                yield Problem(
-                    code="supersedes-commit-mismatch",
-                    message=f"commit {old.commit[:12]} does not hold memory {old.id}",
-                    path=path,
-                    field=f"{field}.commit",
-                    hint="name the last commit in which the replaced memory was active",
-                )
-        if _leads_back(view, memory):
+        yield from _iter_supersedes_problems(view, path, memory)
+
+
+def _iter_supersedes_problems(view: CommitView, path: str, memory: Memory) -> Iterator[Problem]:
+    """Each memory ``memory`` supersedes is gone from the tree and was active at the commit
+    its entry names; and following the entries never leads back to ``memory``."""
+    for i, old in enumerate(memory.supersedes):
+        field = f"supersedes[{i}]"
+        if view.paths_of(old.id):
             yield Problem(
-                code="supersedes-cycle",
-                message=f"following supersedes from {memory.id} leads back to it",
+                code="supersedes-active",
+                message=f"it supersedes {old.id}, which is still in the tree",
                 path=path,
-                field="supersedes",
+                field=f"{field}.id",
+                hint="a superseded memory leaves the tree in the commit that replaces it",
             )
+        if view.commit_tree(old.commit) is None:
+            yield Problem(
+                code="supersedes-unknown-commit",
+                message=f"commit {old.commit[:12]} is not in the repository",
+                path=path,
+                field=f"{field}.commit",
+            )
+        elif _memory_in(view, old.commit, old.id, memory.scope) is None:
+            yield Problem(
+                code="supersedes-commit-mismatch",
+                message=f"commit {old.commit[:12]} does not hold memory {old.id}",
+                path=path,
+                field=f"{field}.commit",
+                hint="name the last commit in which the replaced memory was active",
+            )
+    if _leads_back(view, memory):
+        yield Problem(
+            code="supersedes-cycle",
+            message=f"following supersedes from {memory.id} leads back to it",
+            path=path,
+            field="supersedes",
+        )
 
 
 def _leads_back(view: CommitView, memory: Memory) -> bool:

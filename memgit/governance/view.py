@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -12,6 +12,7 @@ from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.governance.retired_join import forgotten_by_a_side, retired_by_a_side
 from memgit.governance.retirements import Retirements, retired_in
+from memgit.memory import Memory, parse_memory
 from memgit.merge import merge_memory
 from memgit.settings import Settings, parse_settings
 from memgit.state.lookup import Lookup, TreeWalk
@@ -72,6 +73,20 @@ class CommitView:
         if isinstance(value, MemgitError):
             raise value
         return value  # type: ignore[return-value]
+
+    def memories(self, paths: Iterable[str]) -> Iterator[tuple[str, Memory]]:
+        """(path, memory) for each of ``paths`` that parses: a broken one is
+        memgit-schemas' to report, so the other checks pass over it."""
+        for path in paths:
+            try:
+                memory = self.parsed(path, parse_memory)
+            except MemgitError:
+                continue
+            yield path, memory
+
+    def changed_memories(self) -> Iterator[tuple[str, Memory]]:
+        """(path, memory) of each memory file this commit adds or changes that parses."""
+        return self.memories(self.changed_under(f"{MEMORIES_DIR}/", ".md"))
 
     def mode(self, path: str) -> pygit2.enums.FileMode | None:
         """The file mode of this tree's entry at ``path`` (None where there is none)."""
