@@ -108,9 +108,14 @@ def check_scope(value: object, *, field: str = "scope", source: str | None = Non
     return value
 
 
+def is_memory_id(value: str) -> bool:
+    """Whether ``value`` is a memory id; it names a file, so no Windows device name either
+    (``nul.md``)."""
+    return _MEMORY_ID.fullmatch(value) is not None and windows_problem(value) is None
+
+
 def check_memory_id(value: object, *, field: str = "id", source: str | None = None) -> str:
-    """A memory id, which names its file: so no Windows device name either (``nul.md``)."""
-    if not isinstance(value, str) or not _MEMORY_ID.fullmatch(value) or windows_problem(value):
+    if not isinstance(value, str) or not is_memory_id(value):
         raise InvalidInputError(
             f"{_describe(str(value))} is not a valid memory id",
             code="invalid-id",

@@ -27,8 +27,8 @@ from memgit.constants import (
     TRAILER_REJECTED,
     TRAILER_RUN,
 )
-from memgit.errors import InvalidInputError, Problem, quote_foreign
-from memgit.layout import check_memory_id, check_run_id, run_path
+from memgit.errors import Problem, quote_foreign
+from memgit.layout import is_memory_id, is_run_id, run_path
 from memgit.store.tree import blob_at, iter_blobs
 from memgit.trailers import parse_trailers
 
@@ -68,7 +68,7 @@ class Targets:
         """Why ``commit`` is not the commit of run ``run_id``: its message must name the
         run (``Memgit-Run``) and its tree hold the run's record."""
         short = str(commit.id)[:12]
-        if not _valid(check_run_id, run_id):
+        if not is_run_id(run_id):
             return f"{quote_foreign(run_id)} is not a run id"
         if run_id not in _trailer_values(commit, TRAILER_RUN):
             return f"commit {short} is not run {run_id}'s (no {TRAILER_RUN}: {run_id})"
@@ -79,7 +79,7 @@ class Targets:
     def rejection(self, run_id: str, commit: pygit2.Commit) -> str | None:
         """Why ``commit`` does not record run ``run_id``'s rejection: a commit saying so
         (``Memgit-Rejected``) on top of the proposal's commit."""
-        if not _valid(check_run_id, run_id):
+        if not is_run_id(run_id):
             return f"{quote_foreign(run_id)} is not a run id"
         if run_id in _trailer_values(commit, TRAILER_REJECTED) and commit.parents:
             return self.run_commit(run_id, commit.parents[0])
@@ -91,7 +91,7 @@ class Targets:
         longer hold it (a retired id never comes back, so every branch that retired it
         lacks it; a branch that merely has not retired it yet keeps it)."""
         short = str(commit.id)[:12]
-        if not _valid(check_memory_id, memory_id):
+        if not is_memory_id(memory_id):
             return f"{quote_foreign(memory_id)} is not a memory id"
         if not self.holds(commit, memory_id):
             return f"commit {short} holds no memory {memory_id}"
@@ -184,12 +184,3 @@ def _trailer_values(commit: pygit2.Commit, key: str) -> list[str]:
     if "Memgit-" not in commit.message:
         return []
     return [value.strip() for found, value in parse_trailers(commit.message) if found == key]
-
-
-def _valid(check: Callable[[str], object], value: str) -> bool:
-    """Whether ``value`` (from a ref name: anyone's text) is an id memgit makes."""
-    try:
-        check(value)
-    except InvalidInputError:
-        return False
-    return True

@@ -14,15 +14,15 @@ for a person's commits and merges (:func:`record_refs`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pygit2
 
 from memgit.constants import REFS_RETIRED, REFS_RUNS, TRAILER_RUN
-from memgit.errors import InvalidInputError, MemgitError
+from memgit.errors import MemgitError
 from memgit.governance.retirements import retired_ids
-from memgit.layout import check_memory_id, check_run_id
+from memgit.layout import is_memory_id, is_run_id
 from memgit.store.refs import set_refs
 from memgit.store.repository import open_repository
 from memgit.trailers import parse_trailers
@@ -62,24 +62,15 @@ def recorded(
         if "Memgit-" not in commit.message:
             continue
         runs = [value for key, value in parse_trailers(commit.message) if key == TRAILER_RUN]
-        targets = {REFS_RUNS + run_id: commit.id for run_id in runs if _valid(check_run_id, run_id)}
+        targets = {REFS_RUNS + run_id: commit.id for run_id in runs if is_run_id(run_id)}
         if commit.parents:
             for memory_id in retired_ids(commit.message):
-                if _valid(check_memory_id, memory_id):
+                if is_memory_id(memory_id):
                     targets[REFS_RETIRED + memory_id] = commit.parents[0].id
         for name, oid in targets.items():
             if name not in mine and name not in fetched:
                 wanted.setdefault(name, oid)
     return sorted(set_refs(repo, wanted, message="memgit: sync records a merged run"))
-
-
-def _valid(check: Callable[[str], object], value: str) -> bool:
-    """Whether ``value`` (from a commit message: anyone's text) is an id memgit makes."""
-    try:
-        check(value)
-    except InvalidInputError:
-        return False
-    return True
 
 
 def to_push(repo: pygit2.Repository, fetched: Mapping[str, pygit2.Oid]) -> dict[str, pygit2.Oid]:
