@@ -117,11 +117,27 @@ _PRIVATE_KEY_ROWS = (
         re.IGNORECASE,
     ),
 )
-_PASSWORD_QUOTED, _PASSWORD_UNQUOTED, _PASSWORD_WORDS = _keyed(_PASSWORD, words=True)
-_SECRET_QUOTED, _SECRET_UNQUOTED = _keyed("secret(?:[_-]?key)?")
-_TOKEN_QUOTED, _TOKEN_UNQUOTED = _keyed("token")
-_API_KEY_QUOTED, _API_KEY_UNQUOTED = _keyed("api[_-]?key")
-_AWS_QUOTED, _AWS_UNQUOTED = _keyed("secret[_ -]?access[_ -]?key")
+
+
+def _rows(
+    kind: str, patterns: tuple[re.Pattern[str], ...]
+) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """One row of ``kind`` for each of ``patterns`` (the shapes of one :func:`_keyed` key)."""
+    return tuple((kind, pattern) for pattern in patterns)
+
+
+def _base64_after(name: str) -> re.Pattern[str]:
+    """A base64 key of 40+ characters after ``name=`` (an Azure connection string's field)."""
+    return re.compile(rf"{name}=(?P<value>[A-Za-z0-9+/]{{40,}}={{0,2}})(?![A-Za-z0-9+/=])")
+
+
+def _authorization(scheme: str, value: str) -> re.Pattern[str]:
+    """The credential of an ``Authorization: <scheme> …`` header, quoted or not."""
+    return re.compile(
+        rf"""authorization\\*["'`]?[ \t]*[:=][ \t]*\\*["'`]?{scheme}[ \t]+(?P<value>{value})""",
+        re.IGNORECASE,
+    )
+
 
 # Order matters only for ties (same start, same length): specific kinds come before generic
 # ones, and the ``*-assignment`` rules come last, so a GitHub token assigned to ``token``
@@ -137,8 +153,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("aws-access-key-id", _token("(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)", body="[A-Z0-9]{16}")),
-    ("aws-secret-access-key", _AWS_QUOTED),
-    ("aws-secret-access-key", _AWS_UNQUOTED),
+    *_rows("aws-secret-access-key", _keyed("secret[_ -]?access[_ -]?key")),
     # A 40-character base64 run within 80 characters after "aws" on the same line; it must
     # hold a digit or symbol and a letter past "f", so words and hex digests are not taken.
     # The gap stops at the next "aws", so each character is crossed by one candidate only.
@@ -158,15 +173,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "gitlab-token",
         _token(
-            "glpat-",
-            "gldt-",
-            "glptt-",
-            "glsoat-",
-            "glcbt-",
-            "glft-",
-            "glimt-",
-            "glagent-",
-            "gloas-",
+            *"glpat- gldt- glptt- glsoat- glcbt- glft- glimt- glagent- gloas-".split(),
             body="[A-Za-z0-9_-]{20,}",
             glued=True,
         ),
@@ -212,14 +219,8 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("sendgrid-api-key", _token(r"SG\.", body=r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}")),
     ("twilio-api-key", _token("SK", body="[0-9a-f]{32}")),
-    (
-        "azure-storage-key",
-        re.compile(r"AccountKey=(?P<value>[A-Za-z0-9+/]{40,}={0,2})(?![A-Za-z0-9+/=])"),
-    ),
-    (
-        "azure-shared-access-key",
-        re.compile(r"SharedAccessKey=(?P<value>[A-Za-z0-9+/]{40,}={0,2})(?![A-Za-z0-9+/=])"),
-    ),
+    ("azure-storage-key", _base64_after("AccountKey")),
+    ("azure-shared-access-key", _base64_after("SharedAccessKey")),
     # The signature of a shared access signature URL (``…?sv=…&sig=…``), URL-encoded or not.
     (
         "azure-sas-signature",
@@ -338,25 +339,9 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"@(?=[A-Za-z0-9\[])"
         ),
     ),
-    (
-        "authorization-bearer",
-        re.compile(
-            r"""authorization\\*["'`]?[ \t]*[:=][ \t]*\\*["'`]?bearer[ \t]+"""
-            r"(?P<value>[a-z0-9._~+/-]{8,}=*)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "authorization-basic",
-        re.compile(
-            r"""authorization\\*["'`]?[ \t]*[:=][ \t]*\\*["'`]?basic[ \t]+"""
-            r"(?P<value>[a-z0-9+/]{6,}=*)",
-            re.IGNORECASE,
-        ),
-    ),
-    ("password-assignment", _PASSWORD_QUOTED),
-    ("password-assignment", _PASSWORD_UNQUOTED),
-    ("password-assignment", _PASSWORD_WORDS),
+    ("authorization-bearer", _authorization("bearer", "[a-z0-9._~+/-]{8,}=*")),
+    ("authorization-basic", _authorization("basic", "[a-z0-9+/]{6,}=*")),
+    *_rows("password-assignment", _keyed(_PASSWORD, words=True)),
     # ``password: plain words`` at the start of a line is configuration, not prose; but no
     # word of a passphrase is a word of prose or a place it is kept ("Password: check the
     # vault", "Password: stored in 1Password").
@@ -369,12 +354,9 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE | re.MULTILINE,
         ),
     ),
-    ("secret-assignment", _SECRET_QUOTED),
-    ("secret-assignment", _SECRET_UNQUOTED),
-    ("token-assignment", _TOKEN_QUOTED),
-    ("token-assignment", _TOKEN_UNQUOTED),
-    ("api-key-assignment", _API_KEY_QUOTED),
-    ("api-key-assignment", _API_KEY_UNQUOTED),
+    *_rows("secret-assignment", _keyed("secret(?:[_-]?key)?")),
+    *_rows("token-assignment", _keyed("token")),
+    *_rows("api-key-assignment", _keyed("api[_-]?key")),
 )
 
 # The kinds of these rules, then those of credentials written in prose (:mod:`prose`).
