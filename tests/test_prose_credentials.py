@@ -175,6 +175,16 @@ def test_two_credentials_in_one_sentence_are_both_redacted() -> None:
     )
 
 
+def test_a_cue_without_a_verb_reads_the_value_by_its_shape() -> None:
+    """After ``token`` a value must look like a key (eight or more letters and digits), but
+    in parentheses a password's shape will do; a name followed by ``(`` is a call in code."""
+    short = "zq" + "9x7"  # letters and a digit: a password's shape, too short for a key
+    assert redact(f"the token ({short}) works") == (f"the token ([REDACTED:{PW}]) works", {PW: 1})
+    assert redact(f"the token {short} works") == (f"the token {short} works", {})
+    assert redact(f"pw {strong(51)}") == (f"pw [REDACTED:{PW}]", {PW: 1})
+    assert redact(f"pw {strong(51)}(realm)") == (f"pw {strong(51)}(realm)", {})
+
+
 def test_the_assistant_echoing_a_prose_password_loses_it_too() -> None:
     from memgit.secrets.redact import redact_together
 

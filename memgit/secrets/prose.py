@@ -233,8 +233,7 @@ def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, s
             yield span[0], span[1], kind
             follow = _AND_ONE.match(folded, span[1])
             if follow is not None:
-                start, raw_end = follow.span("token")
-                token = view[start:raw_end].rstrip(_TRAILING)
+                start, token = _token(view, follow)
                 if _shaped_password(token):
                     yield start, start + len(token), PIN_KIND if _PIN.fullmatch(token) else kind
     for match in _PAIR.finditer(folded):
@@ -251,6 +250,12 @@ _AND_ONE = re.compile(
     r"(?:one[ \t]++)?(?:del?|for|für|fuer|of|vom|von)[ \t]++(?:[^\s\d:,;.!?]{1,20}[ \t]++){1,3}?"
     rf"(?:(?:es|is|ist|lautet)[ \t]++|:[ \t]*+)?(?P<token>{_TOKEN})"
 )
+
+
+def _token(view: str, match: re.Match[str], group: str = "token") -> tuple[int, str]:
+    """Where ``group`` starts, and its text in ``view`` less trailing punctuation."""
+    start, raw_end = match.span(group)
+    return start, view[start:raw_end].rstrip(_TRAILING)
 
 
 def _kind(folded: str, start: int) -> str:
@@ -270,8 +275,7 @@ def _value_span(view: str, match: re.Match[str], kind: str) -> tuple[int, int] |
             return None
         return (start, end) if kind != PIN_KIND or _PIN.fullmatch(quoted) else None
     if kind == PIN_KIND:
-        start, raw_end = match.span("token")
-        token = view[start:raw_end].rstrip(_TRAILING)
+        start, token = _token(view, match)
         return (start, start + len(token)) if _PIN.fullmatch(token) else None
     return _token_span(view, match)
 
@@ -279,7 +283,7 @@ def _value_span(view: str, match: re.Match[str], kind: str) -> tuple[int, int] |
 def _token_span(view: str, match: re.Match[str]) -> tuple[int, int] | None:
     """The span of the ``token`` group if it is a value (see :func:`_strength`)."""
     start, raw_end = match.span("token")
-    if view[raw_end : raw_end + 1] == "(":  # a call in code: ``pw = self.find_password(realm)``
+    if _is_call(view, raw_end):
         return None
     token = view[start:raw_end].rstrip(_TRAILING)
     end = start + len(token)
@@ -355,7 +359,7 @@ def _strength(token: str) -> str | None:
 def _clause_ends(view: str, end: int) -> bool:
     """Whether the clause is over at ``end``: the text ends, a line or a CJK character or
     punctuation follows, or a word that joins clauses (``and``, ``y``, ``und``)."""
-    if view[end : end + 1] == "(":  # a call in code: ``password: z.string()``
+    if _is_call(view, end):  # ``password: z.string()``
         return False
     at = end
     while at < len(view) and view[at] in " \t":
@@ -371,6 +375,11 @@ def _clause_ends(view: str, end: int) -> bool:
         return True
     following = _NEXT_WORD.match(view, at)
     return following is not None and following.group().lower() in _CONTINUATIONS
+
+
+def _is_call(view: str, end: int) -> bool:
+    """Whether a ``(`` follows at ``end``: a call in code (``pw = self.find_password(realm)``)."""
+    return view[end : end + 1] == "("
 
 
 def _is_cjk(char: str) -> bool:
@@ -406,19 +415,8 @@ _CODE_WORDS = (
     *(_word(word) for word in ("código", "codigo")),
     *(
         f"{stem}code"
-        for stem in (
-            "zugangs",
-            "tür",
-            "tuer",
-            "tor",
-            "alarm",
-            "sicherheits",
-            "bestätigungs",
-            "bestaetigungs",
-            "verifizierungs",
-            "einmal",
-            "tresor",
-        )
+        for stem in """zugangs tür tuer tor alarm sicherheits bestätigungs bestaetigungs
+        verifizierungs einmal tresor""".split()
     ),
     "验证码",
     "驗證碼",
@@ -492,24 +490,8 @@ _VALUE_FIRST = re.compile(
     "(?:"
     + "|".join(
         _word(verb)
-        for verb in (
-            "use",
-            "enter",
-            "type",
-            "try",
-            "set",
-            "put",
-            "usa",
-            "usar",
-            "pon",
-            "introduce",
-            "escribe",
-            "teclea",
-            "nimm",
-            "benutze",
-            "verwende",
-            "mit",
-        )
+        for verb in """use enter type try set put usa usar pon introduce escribe teclea nimm
+        benutze verwende mit""".split()
     )
     + rf")[ \t]++(?P<token>{_TOKEN})[ \t]++{_LOGIN_PURPOSE}"
     "|(?:"
@@ -571,16 +553,8 @@ _HEADING = re.compile(
         (
             *(
                 _word(word)
-                for word in (
-                    "passwords",
-                    "logins",
-                    "credentials",
-                    "creds",
-                    "credenciales",
-                    "contraseñas",
-                    "contrasenas",
-                    "zugangsdaten",
-                )
+                for word in """passwords logins credentials creds credenciales contraseñas
+                contrasenas zugangsdaten""".split()
             ),
             "passw(?:ö|oe)rter",
             "kennw(?:ö|oe)rter",
@@ -673,47 +647,25 @@ def iter_shaped_credentials(
     comes before one, and has the shape of a credential (see the section comment). Values
     that start at an offset in ``found`` are already known."""
     for match in _LOOSE.finditer(folded):
-        start, raw_end = match.span("token")
-        if start in found:
-            continue
-        token = view[start:raw_end].rstrip(_TRAILING)
-        if _MARKED.search(token) is None:  # every shape below has a digit or a symbol
-            continue
-        kind = _loose_kind(view, folded, match)
-        if kind is None:
-            continue
-        cue = folded[match.start() : start]
-        if view[raw_end : raw_end + 1] == "(":
-            continue  # a call in code: ``pw = self.find_password(realm)``
-        if kind == PIN_KIND:
-            letters = _access_code(folded, match)
-            if not _shaped_code(token, letters=letters) or _names_a_number(folded, match):
-                continue
-        elif _LOOSE_KEY.match(folded, match.start()) and not cue.rstrip().endswith(("(", "（")):
-            if not _shaped_key(token):
-                continue
-        elif not _shaped_password(token):
-            continue
-        yield start, start + len(token), kind
+        loose = None if match.start("token") in found else _loose_value(view, folded, match)
+        if loose is not None:
+            yield loose
     value_first = _VALUE_FIRST.finditer(folded) if _has_purpose(folded) else iter(())
     for match in value_first:
         group = next(name for name in ("token", "token2", "token3", "token4") if match.group(name))
-        start, raw_end = match.span(group)
-        token = view[start:raw_end].rstrip(_TRAILING)
+        start, token = _token(view, match, group)
         if _DIGITS.fullmatch(token):
             yield start, start + len(token), PIN_KIND
         elif _shaped_password(token):
             yield start, start + len(token), PASSWORD_KIND
     for match in _BARE_KEY.finditer(folded):
-        start, raw_end = match.span("token")
-        token = view[start:raw_end].rstrip(_TRAILING)
+        start, token = _token(view, match)
         line_start = folded.rfind("\n", 0, match.start()) + 1
         context = max(line_start, match.start() - _KEY_CONTEXT)
         if _shaped_password(token) and _KEY_PLACE.search(folded, context, match.start()):
             yield start, start + len(token), WIFI_KIND
     for match in _ADMIN_PAIR.finditer(folded):
-        start, raw_end = match.span("token")
-        token = view[start:raw_end].rstrip(_TRAILING)
+        start, token = _token(view, match)
         if "/" not in token and _shaped_password(token):
             yield start, start + len(token), PASSWORD_KIND
     for match in _HEADING.finditer(folded):
@@ -724,6 +676,31 @@ def iter_shaped_credentials(
     for match in _CJK_PHRASE.finditer(folded):
         if match.group("phrase")[0] not in _CJK_NOT_PHRASE:
             yield match.start("phrase"), match.end("phrase"), PASSWORD_KIND
+
+
+def _loose_value(view: str, folded: str, match: re.Match[str]) -> tuple[int, int, str] | None:
+    """``(start, end, kind)`` of the value after a cue with no verb, if it has the shape of
+    the credential the cue names."""
+    start, token = _token(view, match)
+    if _MARKED.search(token) is None:  # every shape below has a digit or a symbol
+        return None
+    kind = _loose_kind(view, folded, match)
+    if kind is None or _is_call(view, match.end("token")):
+        return None
+    if kind == PIN_KIND:
+        letters = _access_code(folded, match)
+        shaped = _shaped_code(token, letters=letters) and not _names_a_number(folded, match)
+    elif _LOOSE_KEY.match(folded, match.start()) and not _in_parentheses(folded, match):
+        shaped = _shaped_key(token)
+    else:
+        shaped = _shaped_password(token)
+    return (start, start + len(token), kind) if shaped else None
+
+
+def _in_parentheses(folded: str, match: re.Match[str]) -> bool:
+    """Whether the value stands in parentheses after its cue (``API key (…)``): there it is
+    judged by a password's shape rather than a key's."""
+    return folded[match.start() : match.start("token")].rstrip().endswith(("(", "（"))
 
 
 def _loose_kind(view: str, folded: str, match: re.Match[str]) -> str | None:
@@ -833,17 +810,19 @@ def iter_random_beside_credential(view: str, folded: str) -> Iterator[tuple[int,
     the same line, and of generated-looking ones anywhere (:func:`looks_generated`): what a
     credential looks like when no pattern knows its shape."""
     for token in _RANDOM_TOKEN.finditer(view):
-        if not looks_random(token.group()):
-            continue
-        if looks_generated(token.group()):
-            yield token.start(), token.start() + len(token.group().rstrip(_TRAILING))
-            continue
-        line_start = folded.rfind("\n", 0, token.start()) + 1
-        line_end = folded.find("\n", token.end())
-        line_end = len(folded) if line_end < 0 else line_end
-        window_start = max(line_start, token.start() - _NEAR)
-        window_end = min(line_end, token.end() + _NEAR)
-        before = CREDENTIAL_WORD.search(folded, window_start, token.start())
-        after = CREDENTIAL_WORD.search(folded, token.end(), window_end)
-        if before is not None or after is not None:
-            yield token.start(), token.start() + len(token.group().rstrip(_TRAILING))
+        text = token.group()
+        if looks_random(text) and (looks_generated(text) or _beside_credential(folded, token)):
+            yield token.start(), token.start() + len(text.rstrip(_TRAILING))
+
+
+def _beside_credential(folded: str, token: re.Match[str]) -> bool:
+    """Whether a credential word stands within ``_NEAR`` characters of ``token``, on its line."""
+    line_start = folded.rfind("\n", 0, token.start()) + 1
+    line_end = folded.find("\n", token.end())
+    line_end = len(folded) if line_end < 0 else line_end
+    window_start = max(line_start, token.start() - _NEAR)
+    window_end = min(line_end, token.end() + _NEAR)
+    return (
+        CREDENTIAL_WORD.search(folded, window_start, token.start()) is not None
+        or CREDENTIAL_WORD.search(folded, token.end(), window_end) is not None
+    )
