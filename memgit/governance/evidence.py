@@ -56,24 +56,23 @@ def _units(view: CommitView, blob: str, capture_path: str) -> dict[str, Evidence
     return {unit.id: unit for unit in units_of(turn, capture=capture_path, blob=blob)}
 
 
-def _user_units(view: CommitView, memory: Memory) -> list[str]:
-    """The user units ``memory``'s sources quote (the agreements a proposal may lean on)."""
-    found = []
+def _quoted_units(view: CommitView, memory: Memory) -> Iterator[EvidenceUnit]:
+    """The units ``memory``'s sources quote, where they exist."""
     for source in memory.sources:
         unit = (_units(view, source.blob, source.capture) or {}).get(source.unit)
-        if unit is not None and unit.role == "user" and unit.can_support:
-            found.append(unit.id)
-    return found
+        if unit is not None:
+            yield unit
+
+
+def _user_units(view: CommitView, memory: Memory) -> list[str]:
+    """The user units ``memory``'s sources quote (the agreements a proposal may lean on)."""
+    return [u.id for u in _quoted_units(view, memory) if u.role == "user" and u.can_support]
 
 
 def _quotes_a_proposal(view: CommitView, memory: Memory) -> bool:
     """Whether one of ``memory``'s sources quotes the assistant: beside that proposal the
     user's whole reply may be a bare "yes" (docs/gate.md)."""
-    for source in memory.sources:
-        unit = (_units(view, source.blob, source.capture) or {}).get(source.unit)
-        if unit is not None and unit.role == "assistant":
-            return True
-    return False
+    return any(unit.role == "assistant" for unit in _quoted_units(view, memory))
 
 
 def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterator[Problem]:
