@@ -358,8 +358,10 @@ def request_for(
     as_of: pygit2.Commit | None = None,
 ) -> GateRequest:
     limit = gate_setting(settings, "related_memories", DEFAULT_RELATED)
-    supporting = [unit for unit in batch.units if unit.can_support]
-    related = related_memories(index, tree, supporting, limit=limit, as_of=as_of)
+    # The user's words of the turn shown as context count too: "sorry, it's the 15th"
+    # shares no word with the memory of the turn before that it corrects.
+    said = [unit for unit in batch.units if unit.can_support or unit.role == "user"]
+    related = related_memories(index, tree, said, limit=limit, as_of=as_of)
     return GateRequest(units=batch.units, related=related, settings=settings)
 
 

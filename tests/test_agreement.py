@@ -132,6 +132,12 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         ("¿Quieres que migre los tests a pytest?", ["no, mejor no"]),
         ("Soll ich die Tests auf pytest umstellen?", ["nein, lieber nicht"]),
         ("要不要把测试换成 pytest？", ["先不要"]),
+        (
+            "Want me to regenerate the OpenAPI client so it picks up the new endpoint?",
+            ["sure, go ahead"],
+        ),
+        ("Soll ich den Cache jetzt einmal leeren?", ["ja, jetzt einmal bitte"]),
+        ("要我现在帮你把这个分支合并到 main 吗？", ["好，现在合吧"]),
     ],
     ids=[
         "no",
@@ -145,6 +151,9 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         "es-no",
         "de-nein",
         "zh-not-yet",
+        "an-errand-again",
+        "de-just-this-once",
+        "zh-an-errand",
     ],
 )
 def test_what_is_not_an_agreement_keeps_nothing(
