@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,32 +19,29 @@ from memgit.store.repository import open_repository
 from memgit.turn import Turn
 
 if TYPE_CHECKING:
-    from memgit.gate.backends import Backend
-    from memgit.gate.prompt import GateRequest
-    from memgit.governance.contradictions import Contradiction
-    from memgit.process import ProcessResult
-    from memgit.review.approve import Approval
-    from memgit.review.contradictions import Resolution
-    from memgit.review.push import Pushed
-    from memgit.review.reject import Rejection
-    from memgit.review.show import ProposalView
-
-if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
     from memgit.derived.refresh import Progress
     from memgit.files import TrackedFile
     from memgit.forget import Forgotten
+    from memgit.gate.backends import Backend
+    from memgit.gate.prompt import GateRequest
+    from memgit.governance.contradictions import Contradiction
     from memgit.governance.verify import VerifyResult
     from memgit.history.blame import Blame
     from memgit.history.diff import MemoryDiff
     from memgit.history.select import Snapshot
     from memgit.history.versions import MemoryHistory
-    from memgit.hosts.install import Installed
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
+    from memgit.process import ProcessResult
     from memgit.purge import Purged
     from memgit.remember import Remembered
     from memgit.replay import Replay
+    from memgit.review.approve import Approval
+    from memgit.review.contradictions import Resolution
+    from memgit.review.push import Pushed
+    from memgit.review.reject import Rejection
+    from memgit.review.show import ProposalView
     from memgit.sharing.sync import SyncResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
@@ -69,16 +65,6 @@ class CaptureOutcome:
             "redactions": self.redactions,
             "duplicate": self.duplicate,
         }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DemoResult:
-    """What ``MemoryRepo.demo`` built: the repository, and what each step gave."""
-
-    path: Path
-    captures: tuple[CaptureOutcome, ...]
-    processed: ProcessResult
-    recalled: EvidencePack
 
 
 class MemoryRepo:
@@ -149,23 +135,6 @@ class MemoryRepo:
         if commit_ids is not None:
             return run_verify(git, commits_by_id(git, commit_ids))
         return run_verify(git, resolve_commits(git, rev_range, all_history=all_history))
-
-    @classmethod
-    def demo(cls, path: str | Path | None = None) -> DemoResult:
-        """Build the demo repository (a new temporary folder by default): capture the
-        bundled conversation, process it with the rules Gate, recall what was stored."""
-        from memgit.demo import DEMO_QUERY, bundled_conversation
-
-        target = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="memgit-demo-"))
-        cls.init(target)
-        repo = cls.open(target)
-        captures = tuple(
-            repo.capture(line, source=f"conversation.jsonl:{number}")
-            for number, line in enumerate(bundled_conversation(), start=1)
-        )
-        processed = repo.process(backend="rules")
-        recalled = repo.recall(DEMO_QUERY, k=3)
-        return DemoResult(path=target, captures=captures, processed=processed, recalled=recalled)
 
     def close(self) -> None:
         """Close the derived store's connection (a long-running program's repositories;
@@ -452,28 +421,7 @@ class MemoryRepo:
         index.rebuild(progress)
         return index.status()
 
-    # -- forget (memgit/forget.py, docs/history.md#memgit-forget) --------------
-
-    def install_host(
-        self, host: str, *, config_dir: str | Path | None = None, dry_run: bool = False
-    ) -> Installed:
-        """Merge memgit's hook for this repository into an agent host's configuration
-        (``claude-code`` or ``codex``; docs/hosts.md), idempotent, with a backup."""
-        from memgit.hosts.install import install
-
-        folder = Path(config_dir) if config_dir is not None else None
-        return install(host, self.workdir, config_dir=folder, dry_run=dry_run)
-
-    @staticmethod
-    def uninstall_host(
-        host: str, *, config_dir: str | Path | None = None, dry_run: bool = False
-    ) -> Installed:
-        """Take memgit's hook (for any memory repository) out of an agent host's
-        configuration, keeping everything else and a backup; no repository is needed."""
-        from memgit.hosts.install import uninstall
-
-        folder = Path(config_dir) if config_dir is not None else None
-        return uninstall(host, config_dir=folder, dry_run=dry_run)
+    # -- remember and forget (memgit/remember.py, memgit/forget.py) -----------
 
     def remember(
         self,

@@ -221,6 +221,24 @@ def _circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     return found
 
 
+# What MemoryRepo (the api layer) never imports: the demo's data and the agent hosts'
+# configuration are doors' business, not verbs on a memory repository (decision 0014).
+NOT_THE_API = ("demo/", "hosts/")
+
+
+def test_the_api_imports_no_door_business() -> None:
+    """repo.py once imported demo and hosts/install for methods only the CLI called,
+    which put an import back up a floor when a folder counts as one unit."""
+    graph = _graph()
+    found = [
+        f"memgit/{module} imports memgit/{target}"
+        for module in ("repo.py", "__init__.py")
+        for target in graph[module]
+        if target.startswith(NOT_THE_API)
+    ]
+    assert found == []
+
+
 def test_no_import_circle() -> None:
     """Modules that import each other (lazily or not) are one module in two files."""
     assert _circles(_graph()) == []
