@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from memgit.pack import EvidencePack
     from memgit.process import ProcessResult
     from memgit.purge import Purged
+    from memgit.recall import RecallOptions
     from memgit.remember import Remembered
     from memgit.replay import Replay
     from memgit.review.approve import Approval
@@ -357,32 +358,22 @@ class MemoryRepo:
     def recall(
         self,
         query: str,
+        options: RecallOptions | None = None,
         *,
-        k: int = 10,
-        scope: str | None = None,
-        type: str | None = None,
-        exclude_thread: str | None = None,
-        from_turn: int | None = None,
-        evidence: bool = False,
         as_of: str | None = None,
-        include_retired: bool = False,
         progress: Progress | None = None,
+        **fields: Any,
     ) -> EvidencePack:
-        """Ranked memories and captured turns for ``query``, misses explained (docs/recall.md)."""
+        """Ranked memories and captured turns for ``query``, misses explained (docs/recall.md).
+        ``options`` (or its fields by name: ``k=3``) filters and bounds the answer; the
+        recall vocabulary is memgit.yaml's."""
         from memgit.recall import RecallOptions, recall
 
-        options = RecallOptions(
-            k=k,
-            scope=scope,
-            type=type,
-            exclude_thread=exclude_thread,
-            from_turn=from_turn,
-            evidence=evidence,
-            include_retired=include_retired,
-            vocabulary=self.settings.recall_vocabulary,
+        chosen = replace(
+            options or RecallOptions(), **fields, vocabulary=self.settings.recall_vocabulary
         )
         finish_dead_writer(self.git)
-        return recall(self._recall_index(), query, options, as_of=as_of, progress=progress)
+        return recall(self._recall_index(), query, chosen, as_of=as_of, progress=progress)
 
     def map(
         self, *, recent: int = 10, terms: int = 20, progress: Progress | None = None

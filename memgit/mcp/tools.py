@@ -18,6 +18,7 @@ from typing import Any
 from memgit.errors import InvalidInputError, UsageError
 from memgit.gate.backends import REGISTRY
 from memgit.gate.backends.command import MAX_ANSWER_BYTES
+from memgit.recall import RecallOptions
 from memgit.repo import MemoryRepo
 
 MAX_READ_CHARS = 100_000
@@ -81,17 +82,9 @@ def _map(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
 
 
 def _recall(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.recall(
-        args["query"],
-        k=args.get("k", 10),
-        scope=args.get("scope"),
-        type=args.get("type"),
-        exclude_thread=args.get("exclude_thread"),
-        from_turn=args.get("from_turn"),
-        evidence=args.get("evidence", False),
-        as_of=args.get("as_of"),
-        include_retired=args.get("include_retired", False),
-    ).to_dict()
+    # The schema's other properties are RecallOptions' fields, by the same names.
+    options = {name: value for name, value in args.items() if name not in ("query", "as_of")}
+    return repo.recall(args["query"], RecallOptions(**options), as_of=args.get("as_of")).to_dict()
 
 
 def _read(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
