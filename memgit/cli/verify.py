@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
 from memgit.cli.output import emit_json, plural
+
+if TYPE_CHECKING:
+    from memgit.governance.verify import VerifyResult
 
 
 @click.command()
@@ -91,21 +94,26 @@ def verify(
         summary = render_markdown(result, range_label=label)
         click.echo(summary, nl=False)
     else:
-        for finding in result.findings:
-            click.echo(finding.render(), err=True)
-        for found in result.contradictions:
-            click.echo(f"warning[contradiction]: {found.describe()}", err=True)
-            click.echo(f"hint: `memgit review show {found.id}`, then keep one", err=True)
-        for apart in result.decided_apart:
-            click.echo(f"warning[decided-apart]: {apart.commit[:12]}: {apart.describe()}", err=True)
-            click.echo(
-                "hint: both runs are kept; if the fact is now held twice, `memgit forget` one",
-                err=True,
-            )
-        verdict = "clean" if result.ok else f"{plural(len(result.findings), 'problem')}"
-        click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
+        _render_text(result)
     if not result.ok:
         click.get_current_context().exit(1)
+
+
+def _render_text(result: VerifyResult) -> None:
+    """Each problem and warning on stderr, then one verdict line."""
+    for finding in result.findings:
+        click.echo(finding.render(), err=True)
+    for found in result.contradictions:
+        click.echo(f"warning[contradiction]: {found.describe()}", err=True)
+        click.echo(f"hint: `memgit review show {found.id}`, then keep one", err=True)
+    for apart in result.decided_apart:
+        click.echo(f"warning[decided-apart]: {apart.commit[:12]}: {apart.describe()}", err=True)
+        click.echo(
+            "hint: both runs are kept; if the fact is now held twice, `memgit forget` one",
+            err=True,
+        )
+    verdict = "clean" if result.ok else f"{plural(len(result.findings), 'problem')}"
+    click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
 
 
 def _range_label(
