@@ -20,6 +20,7 @@ from memgit.turn import Turn
 
 if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
+    from memgit.derived.lookup import IndexLookup
     from memgit.derived.refresh import Progress
     from memgit.files import TrackedFile
     from memgit.forget import Forgotten
@@ -274,10 +275,9 @@ class MemoryRepo:
         parsed = [
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
-        from memgit.derived.lookup import IndexLookup
         from memgit.governance.checks import Governance
 
-        lookup = IndexLookup(self._recall_index())
+        lookup = self._lookup()
         return capture_turns(
             self.git,
             parsed,
@@ -312,11 +312,9 @@ class MemoryRepo:
     def review_resolve(self, item: str, *, keep: str) -> Resolution:
         """Close contradiction ``item``: ``keep`` stays, the others leave the tree as
         replaced by it, in one checked commit (docs/review.md#contradictions)."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.review.contradictions import resolve
 
-        lookup = IndexLookup(self._recall_index())
-        return resolve(lookup, item, keep, author_fallback=self.settings.author)
+        return resolve(self._lookup(), item, keep, author_fallback=self.settings.author)
 
     def review_show(self, run_id: str) -> ProposalView:
         """A proposal's decisions with their memories, quotes and turns, and its diff."""
@@ -329,18 +327,15 @@ class MemoryRepo:
     ) -> Approval:
         """Bring a proposal into the branch: fast-forward, merge, or with ``rebase``
         (or ``only``) a replay of its Gate answer on the tip (docs/review.md)."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.review.approve import approve
 
-        lookup = IndexLookup(self._recall_index())
-        return approve(lookup, self.settings, run_id, only=only, rebase=rebase)
+        return approve(self._lookup(), self.settings, run_id, only=only, rebase=rebase)
 
     def review_reject(self, run_id: str, *, reason: str) -> Rejection:
         """Move a proposal under refs/memgit/rejected/, recording ``reason``."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.review.reject import reject
 
-        return reject(IndexLookup(self._recall_index()), self.settings, run_id, reason)
+        return reject(self._lookup(), self.settings, run_id, reason)
 
     def review_push(self, run_id: str, remote: str = "origin") -> Pushed:
         """Push a proposal's branch to ``remote`` (a pull request on a hosted service)."""
@@ -388,14 +383,11 @@ class MemoryRepo:
         """Fetch ``remote`` (the branch's upstream by default), join it with the branch
         (checked, as every commit is), and push the result (docs/sharing.md).
         ``progress(step, done, total)`` hears of each step."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.sharing.sync import sync
 
         finish_dead_writer(self.git)
-        index = self._recall_index()
-        lookup = IndexLookup(index)
-        result = sync(self.git, self.settings, lookup, remote=remote, progress=progress)
-        index.warm()
+        result = sync(self.git, self.settings, self._lookup(), remote=remote, progress=progress)
+        self._recall_index().warm()
         return result
 
     def index_status(self) -> IndexStatus:
@@ -440,13 +432,12 @@ class MemoryRepo:
     def forget(self, memory_ids: Iterable[str], *, with_sources: bool = False) -> Forgotten:
         """Remove active memories from the branch in one commit (history keeps them);
         ``with_sources`` also removes the captures no other memory quotes."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.forget import forget_memories
 
         finish_dead_writer(self.git)
         return forget_memories(
             self.git,
-            IndexLookup(self._recall_index()),
+            self._lookup(),
             memory_ids,
             with_sources=with_sources,
             author_fallback=self.settings.author,
@@ -544,6 +535,12 @@ class MemoryRepo:
             else previous(self.git, history, after)
         )
         return diff_snapshots(before, after)
+
+    def _lookup(self) -> IndexLookup:
+        """What the checks and the flows that write ask the derived store."""
+        from memgit.derived.lookup import IndexLookup
+
+        return IndexLookup(self._recall_index())
 
     def _recall_index(self) -> LexicalIndex:
         """One index handle per MemoryRepo, so queries after the first are warm."""

@@ -55,14 +55,12 @@ def _text(description: str, max_length: int = MAX_NAME_CHARS) -> dict[str, Any]:
     return {"type": "string", "minLength": 1, "maxLength": max_length, "description": description}
 
 
-def _integer(description: str, minimum: int, maximum: int, default: int) -> dict[str, Any]:
-    return {
-        "type": "integer",
-        "minimum": minimum,
-        "maximum": maximum,
-        "default": default,
-        "description": description,
-    }
+def _integer(
+    description: str, minimum: int, maximum: int | None = None, default: int | None = None
+) -> dict[str, Any]:
+    bounds = {"minimum": minimum, "maximum": maximum, "default": default}
+    given = {key: value for key, value in bounds.items() if value is not None}
+    return {"type": "integer", **given, "description": description}
 
 
 def _flag(description: str) -> dict[str, Any]:
@@ -186,11 +184,9 @@ TOOLS = (
                     "Leave out captured turns of this thread (or session), and memories "
                     "whose only sources are such turns: the calling thread."
                 ),
-                "from_turn": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "With exclude_thread: leave out only turns from this seq on.",
-                },
+                "from_turn": _integer(
+                    "With exclude_thread: leave out only turns from this seq on.", 0
+                ),
                 "evidence": _flag("Include the captured turns behind each memory's sources."),
                 "as_of": _text("Recall as of a commit or an ISO 8601 date."),
                 "include_retired": _flag("Rank superseded and retracted memories too."),
@@ -214,12 +210,7 @@ TOOLS = (
             {
                 "id": _text("A memory id, or a turn id source/session/seq."),
                 "path": _text("A path as git ls-files shows it.", 1024),
-                "offset": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": 0,
-                    "description": "The first character to return.",
-                },
+                "offset": _integer("The first character to return.", 0, default=0),
                 "limit": _integer(
                     "How many characters to return.", 1, MAX_READ_CHARS, DEFAULT_READ_CHARS
                 ),
@@ -297,12 +288,7 @@ TOOLS = (
                     "enum": sorted(REGISTRY),
                     "description": "A Gate backend instead of gate.backend in memgit.yaml.",
                 },
-                "max_batches": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 10_000,
-                    "description": "Stop after this many runs.",
-                },
+                "max_batches": _integer("Stop after this many runs.", 1, 10_000),
                 "include_rejected": _INCLUDE_REJECTED,
             }
         ),
