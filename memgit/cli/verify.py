@@ -59,17 +59,10 @@ def verify(
     the range is clean, whatever the format. Works in bare repositories too
     (docs/ci.md).
     """
-    from memgit.errors import UsageError
     from memgit.governance.verify import MAX_COMMIT_LIST_BYTES, MAX_REF_UPDATES_BYTES
     from memgit.repo import MemoryRepo
 
-    if as_json and output_format not in (None, "json"):
-        raise UsageError(
-            f"--json is --format json; it cannot be combined with --format {output_format}",
-            code="usage",
-            hint="pass one of them",
-        )
-    shown = "json" if as_json else (output_format or "text")
+    shown = _format(output_format, as_json=as_json)
     result = MemoryRepo.verify(
         directory,
         rev_range,
@@ -97,6 +90,19 @@ def verify(
         _render_text(result)
     if not result.ok:
         click.get_current_context().exit(1)
+
+
+def _format(output_format: str | None, *, as_json: bool) -> str:
+    """The one format ``--format`` and ``--json`` choose (text by default)."""
+    from memgit.errors import UsageError
+
+    if as_json and output_format not in (None, "json"):
+        raise UsageError(
+            f"--json is --format json; it cannot be combined with --format {output_format}",
+            code="usage",
+            hint="pass one of them",
+        )
+    return "json" if as_json else (output_format or "text")
 
 
 def _render_text(result: VerifyResult) -> None:
