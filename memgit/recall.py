@@ -56,6 +56,8 @@ _TYPE = re.compile(r"[a-z][a-z0-9-]{0,31}")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecallOptions:
+    """What a recall is bounded and filtered by: the CLI's and MCP's options, passed whole."""
+
     k: int = 10
     scope: str | None = None
     type: str | None = None

@@ -462,3 +462,25 @@ def test_demo_in_a_temporary_folder_as_json(tmp_path: Path) -> None:
     assert_demo_history(path)
     stored = all_git_data(path)
     assert not any(secret.encode() in stored for secret in DEMO_SECRETS)
+
+
+def test_an_unexpected_error_exits_70_and_leaves_its_traceback_in_the_log(
+    repo_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Anything but a MemgitError is one line on stderr and exit status 70; the
+    traceback goes to .git/memgit/last-error.log of the repository -C names."""
+    import click
+
+    from memgit.cli.errors import run_with_error_handler
+
+    @click.command()
+    @click.option("-C", "directory")
+    def broken(directory: str) -> None:
+        raise RuntimeError("a bug")
+
+    assert run_with_error_handler(broken, ["-C", str(repo_path)]) == 70
+    log = repo_path / ".git" / "memgit" / "last-error.log"
+    assert capsys.readouterr().err == (f"error[internal]: RuntimeError: a bug; details in {log}\n")
+    text = log.read_text("utf-8")
+    assert text.startswith(f"memgit -C {repo_path}\n\nTraceback")
+    assert text.rstrip().endswith("RuntimeError: a bug")

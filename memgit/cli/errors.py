@@ -48,18 +48,25 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
 
 def _write_log(args: list[str]) -> Path | None:
     """Save the traceback under .git/memgit/ (or nowhere if there is no repository)."""
-    from memgit.constants import CACHE_DIR, LAST_ERROR_LOG
-
     start = Path(args[args.index("-C") + 1]) if "-C" in args[:-1] else Path(".")
     try:
         import pygit2
 
         found = pygit2.discover_repository(str(start))
-        if found is None:
-            return None
-        log = Path(found) / CACHE_DIR / LAST_ERROR_LOG
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(f"memgit {' '.join(args)}\n\n{traceback.format_exc()}", "utf-8")
     except Exception:
+        return None
+    return None if found is None else write_error_log(Path(found), f"memgit {' '.join(args)}")
+
+
+def write_error_log(git_dir: Path, heading: str) -> Path | None:
+    """Save the traceback being handled as .git/memgit/last-error.log (the CLI's and the
+    MCP server's), under ``heading``; None when it cannot be written."""
+    from memgit.constants import CACHE_DIR, LAST_ERROR_LOG
+
+    log = git_dir / CACHE_DIR / LAST_ERROR_LOG
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"{heading}\n\n{traceback.format_exc()}", "utf-8")
+    except OSError:
         return None
     return log

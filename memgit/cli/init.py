@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from memgit.cli.output import emit_json, plural
+
+if TYPE_CHECKING:
+    from memgit.init import InitResult
 
 
 @click.command()
@@ -50,7 +54,12 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
                 repo.rebuild_index(progress)
     if as_json:
         emit_json(result.to_dict())
-        return
+    else:
+        _report(result)
+
+
+def _report(result: InitResult) -> None:
+    """What init found, wrote, committed and configured, a line each."""
     verb = "Created" if result.new_repository else "Using"
     click.echo(f"{verb} Git repository {result.path}")
     clone = result.clone

@@ -198,14 +198,7 @@ def approve(
                 field="--keep",
                 hint="`memgit review list` shows contradictions and proposals",
             )
-        resolution = repo.review_resolve(run_id, keep=keep)
-        if as_json:
-            emit_json(resolution.to_dict())
-            return
-        click.echo(
-            f"Kept {resolution.kept}; {', '.join(resolution.retired)} replaced by it "
-            f"in {resolution.commit[:12]}"
-        )
+        _resolve(repo, run_id, keep, as_json)
         return
     result = repo.review_approve(run_id, only=only, rebase=rebase)
     if as_json:
@@ -214,6 +207,18 @@ def approve(
     click.echo(
         f"Approved {run_id} ({result.how}): {describe_decisions(result.decisions)} "
         f"in {result.commit[:12]}"
+    )
+
+
+def _resolve(repo: MemoryRepo, item: str, keep: str, as_json: bool) -> None:
+    """``approve ID --keep MEMORY``: close contradiction ``item`` keeping one memory."""
+    resolution = repo.review_resolve(item, keep=keep)
+    if as_json:
+        emit_json(resolution.to_dict())
+        return
+    click.echo(
+        f"Kept {resolution.kept}; {', '.join(resolution.retired)} replaced by it "
+        f"in {resolution.commit[:12]}"
     )
 
 

@@ -37,7 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from memgit import __version__
-from memgit.constants import CACHE_DIR, LAST_ERROR_LOG
+from memgit.cli.errors import write_error_log
 from memgit.errors import MemgitError, UsageError
 from memgit.mcp.arguments import check_arguments
 from memgit.mcp.tools import TOOLS, TOOLS_BY_NAME
@@ -192,13 +192,9 @@ class MemoryServer:
 
     def _write_log(self, what: str) -> str:
         """Save the traceback where the CLI saves one; say where, or log it on stderr."""
-        trace = traceback.format_exc()
-        path = self.repo.git_dir / CACHE_DIR / LAST_ERROR_LOG
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"memgit mcp: {what}\n\n{trace}", "utf-8")
-        except OSError:
-            log.error("%s failed:\n%s", what, trace)
+        path = write_error_log(self.repo.git_dir, f"memgit mcp: {what}")
+        if path is None:
+            log.error("%s failed:\n%s", what, traceback.format_exc())
             return ""
         return f"; details in {path}"
 

@@ -18,6 +18,7 @@ from typing import Any
 from memgit.errors import InvalidInputError, UsageError
 from memgit.gate.backends import REGISTRY
 from memgit.gate.backends.command import MAX_ANSWER_BYTES
+from memgit.recall import RecallOptions
 from memgit.repo import MemoryRepo
 
 MAX_READ_CHARS = 100_000
@@ -54,14 +55,12 @@ def _text(description: str, max_length: int = MAX_NAME_CHARS) -> dict[str, Any]:
     return {"type": "string", "minLength": 1, "maxLength": max_length, "description": description}
 
 
-def _integer(description: str, minimum: int, maximum: int, default: int) -> dict[str, Any]:
-    return {
-        "type": "integer",
-        "minimum": minimum,
-        "maximum": maximum,
-        "default": default,
-        "description": description,
-    }
+def _integer(
+    description: str, minimum: int, maximum: int | None = None, default: int | None = None
+) -> dict[str, Any]:
+    bounds = {"minimum": minimum, "maximum": maximum, "default": default}
+    given = {key: value for key, value in bounds.items() if value is not None}
+    return {"type": "integer", **given, "description": description}
 
 
 def _flag(description: str) -> dict[str, Any]:
@@ -81,17 +80,9 @@ def _map(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
 
 
 def _recall(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.recall(
-        args["query"],
-        k=args.get("k", 10),
-        scope=args.get("scope"),
-        type=args.get("type"),
-        exclude_thread=args.get("exclude_thread"),
-        from_turn=args.get("from_turn"),
-        evidence=args.get("evidence", False),
-        as_of=args.get("as_of"),
-        include_retired=args.get("include_retired", False),
-    ).to_dict()
+    # The schema's other properties are RecallOptions' fields, by the same names.
+    options = {name: value for name, value in args.items() if name not in ("query", "as_of")}
+    return repo.recall(args["query"], RecallOptions(**options), as_of=args.get("as_of")).to_dict()
 
 
 def _read(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -193,11 +184,9 @@ TOOLS = (
                     "Leave out captured turns of this thread (or session), and memories "
                     "whose only sources are such turns: the calling thread."
                 ),
-                "from_turn": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "With exclude_thread: leave out only turns from this seq on.",
-                },
+                "from_turn": _integer(
+                    "With exclude_thread: leave out only turns from this seq on.", 0
+                ),
                 "evidence": _flag("Include the captured turns behind each memory's sources."),
                 "as_of": _text("Recall as of a commit or an ISO 8601 date."),
                 "include_retired": _flag("Rank superseded and retracted memories too."),
@@ -221,12 +210,7 @@ TOOLS = (
             {
                 "id": _text("A memory id, or a turn id source/session/seq."),
                 "path": _text("A path as git ls-files shows it.", 1024),
-                "offset": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": 0,
-                    "description": "The first character to return.",
-                },
+                "offset": _integer("The first character to return.", 0, default=0),
                 "limit": _integer(
                     "How many characters to return.", 1, MAX_READ_CHARS, DEFAULT_READ_CHARS
                 ),
@@ -304,12 +288,7 @@ TOOLS = (
                     "enum": sorted(REGISTRY),
                     "description": "A Gate backend instead of gate.backend in memgit.yaml.",
                 },
-                "max_batches": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 10_000,
-                    "description": "Stop after this many runs.",
-                },
+                "max_batches": _integer("Stop after this many runs.", 1, 10_000),
                 "include_rejected": _INCLUDE_REJECTED,
             }
         ),
