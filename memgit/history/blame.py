@@ -93,8 +93,7 @@ def blame_memory(repo: pygit2.Repository, history: MemoryHistory, snap: Snapshot
         version = versions.get(commit_id)
         quotes: tuple[Quote, ...] = ()
         if version is not None and version.run_id is not None:
-            commit = repo[commit_id]
-            assert isinstance(commit, pygit2.Commit)
+            commit = repo[commit_id].peel(pygit2.Commit)
             record = run_record(repo, commit, version.run_id)
             if record is not None:
                 quotes = run_quotes(repo, record, history.memory_id)
@@ -111,8 +110,7 @@ def _blame(
     for moved_in, version in versions.items():
         if version.moved_from is None or moves <= 0 or moved_in not in result:
             continue
-        target = repo[moved_in]
-        assert isinstance(target, pygit2.Commit)
+        target = repo[moved_in].peel(pygit2.Commit)
         parent = next(
             (p for p in target.parents if blob_at(p.tree, version.moved_from) is not None),
             target.parents[0],

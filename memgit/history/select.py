@@ -140,8 +140,7 @@ def _select(repo: pygit2.Repository, history: MemoryHistory, rev: str | None) ->
     if when is not None:
         limit = when.timestamp()
         for version in history.versions:
-            commit = repo[version.commit]
-            assert isinstance(commit, pygit2.Commit)
+            commit = repo[version.commit].peel(pygit2.Commit)
             if commit.commit_time <= limit:
                 if version.blob is None:
                     raise _no_version(
@@ -188,7 +187,8 @@ def _at_commit(repo: pygit2.Repository, history: MemoryHistory, rev: str, shown:
 
 
 def _snapshot(repo: pygit2.Repository, version: Version) -> Snapshot:
-    assert version.blob is not None
+    if version.blob is None:  # a deletion: no file to show
+        raise _no_version(version.memory_id, f"was {version.change} ({_where(version)})")
     return Snapshot(
         memory_id=version.memory_id,
         commit=version.commit,

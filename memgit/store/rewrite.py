@@ -155,9 +155,7 @@ class HistoryRewriter:
             path = f"{prefix}{entry.name}"
             kept: pygit2.Oid | None = entry.id
             if entry.type_str == "tree":
-                subtree = self.repo.get(entry.id)
-                assert isinstance(subtree, pygit2.Tree)
-                kept = self._tree(subtree, f"{path}/")
+                kept = self._tree(self.repo[entry.id].peel(pygit2.Tree), f"{path}/")
             elif entry.type_str == "blob":
                 content = self.files(path, entry.id, self.commits)
                 kept = self.repo.create_blob(content) if isinstance(content, bytes) else content
