@@ -95,15 +95,6 @@ class Held:
     path: str | None = None
     same_as: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "candidate_id": self.candidate_id,
-            "units": list(self.units),
-            "memory_id": self.memory_id,
-            "path": self.path,
-            "same_as": self.same_as,
-        }
-
 
 def without_duplicates(
     gate: GateOutput,

@@ -7,7 +7,7 @@ Core code raises these and never prints; the CLI renders them as
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from enum import IntEnum
 from typing import Any
 
@@ -70,15 +70,6 @@ class Problem:
         line = f"error[{self.code}]: {where}{self.message}"
         return f"{line}\nhint: {self.hint}" if self.hint else line
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "path": self.path,
-            "field": self.field,
-            "hint": self.hint,
-        }
-
 
 class MemgitError(Exception):
     """Base of every expected memgit failure."""
@@ -119,10 +110,12 @@ class MemgitError(Exception):
         return "\n".join([*lines, *(f"hint: {hint}" for hint in hints)])
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.problem.to_dict()
-        data["exit_status"] = int(self.exit_status)
-        data["problems"] = [p.to_dict() for p in self.problems]
-        return data
+        """The first problem's fields, the exit status and every problem (``errors``
+        sits below ``jsonio``, so it renders its plain fields with ``asdict``)."""
+        return asdict(self.problem) | {
+            "exit_status": int(self.exit_status),
+            "problems": [asdict(problem) for problem in self.problems],
+        }
 
     @classmethod
     def from_problems(cls, problems: list[Problem] | tuple[Problem, ...]) -> MemgitError:

@@ -6,12 +6,12 @@ import hashlib
 import re
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from memgit.errors import InvalidInputError, field_error
-from memgit.jsonio import decode_utf8, json_fields
+from memgit.jsonio import decode_utf8, json_as, json_fields
 from memgit.layout import memory_path
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import join_front_matter, parse_yaml, split_front_matter
@@ -19,23 +19,6 @@ from memgit.yamlio import join_front_matter, parse_yaml, split_front_matter
 # Crockford-style base32 without i, l, o, u: readable and safe in any file system.
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 ID_LENGTH = 12
-
-# Front matter keys in the order they are written, so diffs stay small.
-FIELD_ORDER = (
-    "id",
-    "type",
-    "scope",
-    "title",
-    "status",
-    "tags",
-    "created",
-    "updated",
-    "origin",
-    "author",
-    "supersedes",
-    "sources",
-)
-_OMITTED_WHEN_EMPTY = ("tags", "supersedes")
 
 
 def new_memory_id(seed: bytes | None = None) -> str:
@@ -57,12 +40,8 @@ class Source:
     unit: str
     quote: str
     blob: str
-    start: int | None = None
-    end: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = json_fields(self, "capture", "unit", "quote", "blob", "start", "end")
-        return {key: value for key, value in data.items() if value is not None}
+    start: int | None = field(default=None, metadata=json_as(omit="none"))
+    end: int | None = field(default=None, metadata=json_as(omit="none"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,9 +50,6 @@ class Supersedes:
 
     id: str
     commit: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self, "id", "commit")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,33 +68,27 @@ class Memory:
     type: str
     scope: str
     title: str
-    body: str
-    created: str | None = None
-    updated: str | None = None
-    origin: str = "memgit"
     status: str = "active"
-    author: str | None = None
-    tags: tuple[str, ...] = ()
-    supersedes: tuple[Supersedes, ...] = ()
+    tags: tuple[str, ...] = field(default=(), metadata=json_as(omit="empty"))
+    created: str | None = field(default=None, metadata=json_as(omit="none"))
+    updated: str | None = field(default=None, metadata=json_as(omit="none"))
+    origin: str = "memgit"
+    author: str | None = field(default=None, metadata=json_as(omit="none"))
+    supersedes: tuple[Supersedes, ...] = field(default=(), metadata=json_as(omit="empty"))
     sources: tuple[Source, ...] = ()
-    file: str | None = None
-    blob: str | None = None
+    body: str = field(metadata=json_as(omit="always"))
+    file: str | None = field(default=None, metadata=json_as(omit="always"))
+    blob: str | None = field(default=None, metadata=json_as(omit="always"))
 
     @property
     def path(self) -> str:
         """The file it was read from, else the one its scope and id name."""
         return self.file if self.file is not None else memory_path(self.scope, self.id)
 
-    def to_dict(self, *names: str) -> dict[str, Any]:
-        """The fields ``names`` lists (by default the front matter's) as JSON data."""
-        return json_fields(self, *(names or FIELD_ORDER))
-
     def front_matter(self) -> dict[str, Any]:
-        return {
-            key: value
-            for key, value in self.to_dict().items()
-            if value is not None and (value or key not in _OMITTED_WHEN_EMPTY)
-        }
+        """The file's front matter: the fields in the order they are written, so that
+        diffs stay small, without the empty optional ones."""
+        return json_fields(self)
 
 
 def render_memory(memory: Memory) -> str:

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from memgit.errors import MemgitError
+from memgit.jsonio import json_data
 from memgit.memory import Memory, Supersedes, parse_memory, render_memory
 
 MARKER_SIZE = 7
@@ -166,8 +167,7 @@ def _one_per_memory(supersedes: Sequence[Supersedes]) -> tuple[Supersedes, ...]:
 
 
 def _key(item: Any) -> str:
-    data = item.to_dict() if hasattr(item, "to_dict") else item
-    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return json.dumps(json_data(item), sort_keys=True, ensure_ascii=False)
 
 
 def _by_time(mine: str | None, other: str | None, choose: Callable[..., Any]) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 import pygit2
 
 from memgit.errors import InvalidInputError
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data, json_fields
 from memgit.memory import Memory, Source
 from memgit.turn import Message, Turn, read_capture
 
@@ -69,7 +69,7 @@ class SourceEvidence:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.source.to_dict()
+        data = json_data(self.source)
         if self.turn is not None or self.error is not None:
             data["turn"] = _evidence_turn(self.turn) if self.turn is not None else None
         if self.error is not None:
@@ -115,9 +115,6 @@ class Successor:
     path: str
     active: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryHit:
@@ -149,7 +146,7 @@ class MemoryHit:
         return "retired" if self.retired else "active"
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.memory.to_dict("id", "type", "scope", "title", "path", "tags", "updated")
+        data = json_fields(self.memory, "id", "type", "scope", "title", "path", "tags", "updated")
         data |= json_fields(self, "status", "matched_terms", "expanded_terms", "snippet")
         data |= json_fields(self, "commit", "uncommitted")
         data |= json_fields(self, "sources", "source_turns", "superseded_by", "chain")
@@ -211,7 +208,7 @@ class HiddenMatch:
     hidden_by: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.memory.to_dict("id", "title", "scope", "type")
+        data = json_fields(self.memory, "id", "title", "scope", "type")
         return data | {"score": round(self.score, 4), "hidden_by": list(self.hidden_by)}
 
 
@@ -235,7 +232,7 @@ class RetiredMatch:
         return self.superseded_by is None
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.memory.to_dict("id", "title", "scope", "type")
+        data = json_fields(self.memory, "id", "title", "scope", "type")
         data["score"] = round(self.score, 4)
         return data | json_fields(
             self, "matched_terms", "ref", "commit", "superseded_by", "retracted", "chain"
@@ -249,9 +246,6 @@ class FileProblem:
     path: str
     code: str
     message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -273,9 +267,6 @@ class Trace:
     problems: tuple[FileProblem, ...] = ()
     problems_total: int = 0
     index: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -360,7 +351,7 @@ class EvidencePack:
     def to_dict(self) -> dict[str, Any]:
         memories = []
         for hit in self.memories:
-            data = _with_relevance(hit.to_dict(), self.relevance(hit))
+            data = _with_relevance(json_data(hit), self.relevance(hit))
             data["source_turns"] = [
                 _with_relevance(item, self.relevance(turn))
                 for item, turn in zip(data["source_turns"], hit.source_turns, strict=True)
@@ -373,9 +364,9 @@ class EvidencePack:
             "filters": self.filters,
             "miss": self.miss,
             "memories": memories,
-            "turns": [_with_relevance(hit.to_dict(), self.relevance(hit)) for hit in self.turns],
+            "turns": [_with_relevance(json_data(hit), self.relevance(hit)) for hit in self.turns],
             "ranked": [place.to_dict(self) for place in self.ranked],
-            "trace": self.trace.to_dict(),
+            "trace": json_data(self.trace),
         }
 
 

@@ -25,7 +25,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
@@ -60,13 +59,6 @@ class Purged:
     refs: tuple[RefMove, ...]
     remotes: tuple[str, ...]
     pushed: tuple[RemotePush, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "refs": [move.to_dict() for move in self.refs],
-            "remotes": list(self.remotes),
-            "pushed": [remote.to_dict() for remote in self.pushed],
-        }
 
 
 @dataclass(slots=True)

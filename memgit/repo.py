@@ -14,6 +14,7 @@ from memgit.capture.inbox import CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
+from memgit.jsonio import json_data
 from memgit.settings import Settings, parse_settings, read_config
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
@@ -60,15 +61,6 @@ class CaptureOutcome:
     commit: str | None
     redactions: dict[str, int]
     duplicate: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "seq": self.seq,
-            "commit": self.commit,
-            "redactions": self.redactions,
-            "duplicate": self.duplicate,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -620,5 +612,5 @@ class MemoryRepo:
 def _as_json(item: TurnInput) -> dict[str, Any] | str | bytes:
     """Every turn is checked, including Turn values built in Python."""
     if isinstance(item, Turn):
-        return item.to_dict()
+        return json_data(item)
     return dict(item) if isinstance(item, Mapping) else item

@@ -7,7 +7,7 @@ from typing import Any
 
 from memgit.constants import FORMAT_VERSION
 from memgit.errors import InvalidInputError
-from memgit.jsonio import parse_json, render_json
+from memgit.jsonio import json_data, parse_json, render_json
 from memgit.layout import run_path
 from memgit.schemas import iter_schema_problems
 
@@ -54,7 +54,7 @@ class RunRecord:
 
 
 def render_run_record(record: RunRecord) -> str:
-    return render_json(record.to_dict())
+    return render_json(json_data(record))
 
 
 def parse_run_record(text: str | bytes, *, path: str) -> RunRecord:

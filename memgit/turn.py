@@ -9,7 +9,7 @@ from typing import Any
 
 from memgit.constants import MAX_MESSAGE_BYTES
 from memgit.errors import InvalidInputError, field_error
-from memgit.jsonio import decode_utf8, json_fields
+from memgit.jsonio import decode_utf8, json_as, json_data, json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
 from memgit.secrets.redact import find_secrets, redact_together
@@ -22,12 +22,8 @@ class Message:
 
     role: str
     content: str
-    name: str | None = None
-    complete: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = json_fields(self, "role", "content", "name", "complete")
-        return {key: value for key, value in data.items() if value is not None}
+    name: str | None = field(default=None, metadata=json_as(omit="none"))
+    complete: bool | None = field(default=None, metadata=json_as(omit="none"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,13 +42,13 @@ class Turn:
 
     source: str
     session: str
-    seq: int | None
+    seq: int | None = field(metadata=json_as(omit="none"))
     timestamp: str
+    thread: str | None = field(default=None, metadata=json_as(omit="none"))
     messages: tuple[Message, ...]
-    thread: str | None = None
-    redactions: dict[str, int] = field(default_factory=dict)
-    file: str | None = None
-    blob: str | None = None
+    redactions: dict[str, int] = field(default_factory=dict, metadata=json_as(omit="empty"))
+    file: str | None = field(default=None, metadata=json_as(omit="always"))
+    blob: str | None = field(default=None, metadata=json_as(omit="always"))
 
     @property
     def path(self) -> str:
@@ -74,15 +70,9 @@ class Turn:
         return self.seq
 
     def to_dict(self) -> dict[str, Any]:
-        """The capture file's content."""
-        data = json_fields(self, "source", "session", "seq", "timestamp", "thread", "messages")
-        if self.thread is None:
-            del data["thread"]
-        if self.seq is None:
-            del data["seq"]
-        if self.redactions:
-            data["redactions"] = dict(sorted(self.redactions.items()))
-        return data
+        """The capture file's content, its redaction counts sorted by kind so that the
+        file is the same in whatever order they were counted."""
+        return json_fields(replace(self, redactions=dict(sorted(self.redactions.items()))))
 
 
 def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
@@ -213,7 +203,7 @@ def redact_turn(turn: Turn) -> Turn:
 
 
 def render_capture(turn: Turn) -> str:
-    return render_yaml(turn.to_dict())
+    return render_yaml(json_data(turn))
 
 
 def parse_capture(text: str | bytes, *, path: str) -> Turn:

@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 
 from memgit.capture.read import parse_turn
 from memgit.errors import MemgitError, quote_foreign
+from memgit.jsonio import json_data
 from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
@@ -174,7 +175,7 @@ def test_valid_turn_is_captured_and_reads_back(case: Path, repo_path: Path) -> N
     assert result["redactions"] == {}
     assert result["commit"] == git(repo_path, "rev-parse", "HEAD").strip()
     stored = parse_capture((repo_path / result["path"]).read_bytes(), path=result["path"])
-    assert stored.to_dict() == parse_turn(data, source="<stdin>").to_dict()
+    assert json_data(stored) == json_data(parse_turn(data, source="<stdin>"))
     assert_clean(repo_path)
     again = MemoryRepo.open(repo_path).capture(data)
     assert again.duplicate and again.commit is None
@@ -621,7 +622,7 @@ def test_api_turns_are_refused_or_read_back(turn: dict[str, Any], memrepo: Memor
         assert snapshot(memrepo.workdir) == before
         return
     stored = parse_capture((memrepo.workdir / outcome.path).read_bytes(), path=outcome.path)
-    assert stored.to_dict() == parse_turn(turn, source="<api>").to_dict()
+    assert json_data(stored) == json_data(parse_turn(turn, source="<api>"))
 
 
 # Arbitrary JSON-like values, and turn-shaped dicts whose every field may be anything.

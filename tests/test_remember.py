@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memgit import MemgitError, MemoryRepo
+from memgit.jsonio import json_data
 from memgit.memory import parse_memory
 
 from secret_fixtures import SECRET_FIXTURES
@@ -162,7 +163,7 @@ def test_process_never_makes_a_second_identical_memory(repo_path: Path) -> None:
         )
         (run,) = repo.process(gate_output=given).runs
     assert [(d.action, d.path.split("/")[1]) for d in run.decisions] == [("CREATE", "user")]
-    assert [item.to_dict() for item in run.held] == [
+    assert json_data(run.held) == [
         {
             "candidate_id": "c1",
             "units": [unit(0)],

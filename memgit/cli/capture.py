@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import describe_redactions, emit_json, plural
+from memgit.jsonio import json_data
 
 
 @click.command()
@@ -52,7 +53,7 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
         turn = parse_turn(read_limited(sys.stdin.buffer, source=STDIN), source=STDIN)
         outcome = repo.capture(turn, source=STDIN)
         if as_json:
-            emit_json(outcome.to_dict())
+            emit_json(json_data(outcome))
         elif outcome.duplicate or outcome.commit is None:
             click.echo(f"Already captured: {outcome.path} (nothing changed)")
         else:
@@ -73,7 +74,7 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
             progress=lambda done, total: progress("capture", done, total),
         )
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     new = [captured for captured in result.turns if not captured.duplicate]
     duplicates = len(result.turns) - len(new)

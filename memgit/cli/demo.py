@@ -8,6 +8,7 @@ import click
 
 from memgit import git
 from memgit.cli.output import describe_redactions, emit_json
+from memgit.jsonio import json_data
 
 
 @click.command()
@@ -35,9 +36,9 @@ def demo(target: Path | None, as_json: bool) -> None:
         emit_json(
             {
                 "path": str(result.path),
-                "captures": [outcome.to_dict() for outcome in result.captures],
-                "process": result.processed.to_dict(),
-                "recall": result.recalled.to_dict(),
+                "captures": json_data(result.captures),
+                "process": json_data(result.processed),
+                "recall": json_data(result.recalled),
             }
         )
         return

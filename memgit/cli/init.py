@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 
 @click.command()
@@ -49,7 +50,7 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
             with progress_bar(enabled=not as_json) as progress:
                 repo.rebuild_index(progress)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     verb = "Created" if result.new_repository else "Using"
     click.echo(f"{verb} Git repository {result.path}")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.process import ProcessResult
@@ -69,7 +70,7 @@ def process(
     if print_prompt:
         request = repo.gate_prompt(include_rejected=include_rejected)
         if as_json:
-            emit_json(None if request is None else request.to_dict())
+            emit_json(None if request is None else json_data(request))
         elif request is None:
             click.echo("Nothing is pending.", err=True)
         else:
@@ -91,7 +92,7 @@ def process(
             )
     result = _run(repo, backend, answer, max_batches, include_rejected, quiet=as_json)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     if not result.runs and not result.cleanup_commit:
         click.echo("Nothing to process.")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.pack import EvidencePack, MemoryHit, SourceEvidence, Successor, TurnHit
@@ -94,7 +95,7 @@ def recall(
             progress=progress,
         )
     if as_json:
-        emit_json(pack.to_dict())
+        emit_json(json_data(pack))
     else:
         render_pack(pack)
 

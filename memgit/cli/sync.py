@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 JOINED = {
     "up-to-date": "already up to date with",
@@ -56,7 +57,7 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     with MemoryRepo.open(directory) as repo, progress_bar(enabled=not as_json) as progress:
         result = repo.sync(remote, progress=progress)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     short = result.branch.removeprefix("refs/heads/")
     line = f"{short} {JOINED[result.joined]} {result.remote}"

@@ -8,6 +8,7 @@ from typing import BinaryIO
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 
 @click.command()
@@ -83,7 +84,7 @@ def verify(
         ),
     )
     if shown == "json":
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     elif shown == "markdown":
         from memgit.governance.summary import render_markdown
 

@@ -20,7 +20,7 @@ from memgit import git
 from memgit.history.provenance import Quote, run_quotes
 from memgit.history.select import Snapshot
 from memgit.history.versions import MemoryHistory, Version, run_record
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data
 from memgit.store.tree import blob_at, read_blob
 from memgit.yamlio import split_front_matter
 
@@ -33,9 +33,6 @@ class BlameLine:
     line: int  # in the body, from 1
     text: str
     commit: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,10 +47,10 @@ class BlameCommit:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"commit": self.commit}
         if self.version is not None:
-            version = self.version.to_dict()
+            version = json_data(self.version)
             for key in ("version", "change", "date", "author", "run_id", "backend", "model"):
                 data[key] = version[key]
-        data["quotes"] = [quote.to_dict() for quote in self.quotes]
+        data["quotes"] = json_data(self.quotes)
         return data
 
 
@@ -71,8 +68,8 @@ class Blame:
             "commit": snap.commit,
             "version": snap.version.number if snap.version is not None else None,
             "path": snap.path,
-            "lines": [line.to_dict() for line in self.lines],
-            "commits": [commit.to_dict() for commit in self.commits],
+            "lines": json_data(self.lines),
+            "commits": json_data(self.commits),
         }
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgit.history.select import Snapshot
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data, json_fields
 from memgit.yamlio import split_front_matter
 
 _LISTS = ("tags", "supersedes", "sources")
@@ -63,7 +63,7 @@ class MemoryDiff:
             "id": self.memory_id,
             "old": _side(self.old),
             "new": _side(self.new),
-            "fields": [change.to_dict() for change in self.fields],
+            "fields": json_data(self.fields),
             "body": list(self.body),
         }
 

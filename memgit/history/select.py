@@ -17,7 +17,7 @@ import pygit2
 from memgit.catalog import find_memory_file
 from memgit.errors import UsageError
 from memgit.history.versions import MemoryHistory, Version, commit_date, load_history
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data
 from memgit.revisions import parse_date
 from memgit.store.tree import read_blob
 
@@ -51,9 +51,6 @@ class Status:
             f"memory {memory_id} is {self.state}{by}{when}; the file shown is a version "
             "from when it was active"
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 ACTIVE = Status(state="active")
@@ -98,7 +95,7 @@ class Snapshot:
             "date": self.date,
             "version": version.number if version is not None else None,
             "change": version.change if version is not None else None,
-            "status": self.status.to_dict(),
+            "status": json_data(self.status),
             "path": self.path,
             "blob": self.blob,
             "text": self.text,

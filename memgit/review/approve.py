@@ -56,14 +56,6 @@ class Approval:
     how: str  # "fast-forward", "merge" or "rebase"
     decisions: tuple[Decision, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "commit": self.commit,
-            "how": self.how,
-            "decisions": [decision.to_dict() for decision in self.decisions],
-        }
-
 
 def approve(
     lookup: Lookup,

@@ -5,7 +5,6 @@ configuration); memgit only names the branch."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
@@ -21,14 +20,6 @@ class Pushed:
     remote: str
     branch: str
     commit: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "remote": self.remote,
-            "branch": self.branch,
-            "commit": self.commit,
-        }
 
 
 def push_proposal(repo: pygit2.Repository, run_id: str, remote: str) -> Pushed:

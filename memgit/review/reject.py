@@ -10,7 +10,6 @@ unless ``--include-rejected``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
@@ -32,14 +31,6 @@ class Rejection:
     ref: str
     commit: str
     reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "ref": self.ref,
-            "commit": self.commit,
-            "reason": self.reason,
-        }
 
 
 def reject(lookup: Lookup, settings: Settings, run_id: str, reason: str) -> Rejection:

@@ -17,6 +17,7 @@ import pygit2
 
 from memgit.errors import MemgitError
 from memgit.evidence import units_of
+from memgit.jsonio import json_data
 from memgit.memory import Memory, Source, parse_memory
 from memgit.pack import SourceEvidence, source_evidence
 from memgit.proposals import OPEN, Proposal, find_proposal, iter_proposals
@@ -37,7 +38,7 @@ class ProposedDecision:
             "memory": {**self.memory.front_matter(), "body": self.memory.body}
             if self.memory is not None
             else None,
-            "sources": [source.to_dict() for source in self.sources],
+            "sources": json_data(self.sources),
         }
 
 
@@ -52,7 +53,7 @@ class ProposalView:
         return {
             **self.summary,
             "base": self.base,
-            "decisions": [decision.to_dict() for decision in self.decisions],
+            "decisions": json_data(self.decisions),
             "diff": self.diff,
         }
 
