@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from memgit.capture.inbox import CaptureResult, capture_turns
+from memgit.capture.inbox import CapturedTurn, CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
@@ -53,22 +53,11 @@ TurnInput = Turn | Mapping[str, Any] | str | bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CaptureOutcome:
-    """The result of capturing one turn, as ``memgit capture --json`` prints it."""
-
-    path: str
-    seq: int
-    commit: str | None
-    redactions: dict[str, int]
-    duplicate: bool
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class DemoResult:
     """What ``MemoryRepo.demo`` built: the repository, and what each step gave."""
 
     path: Path
-    captures: tuple[CaptureOutcome, ...]
+    captures: tuple[CapturedTurn, ...]
     processed: ProcessResult
     recalled: EvidencePack
 
@@ -180,18 +169,10 @@ class MemoryRepo:
     def git_dir(self) -> Path:
         return Path(self.git.path)
 
-    def capture(self, turn: TurnInput, *, source: str = "<api>") -> CaptureOutcome:
+    def capture(self, turn: TurnInput, *, source: str = "<api>") -> CapturedTurn:
         """Redact and commit one turn; the same turn again is a no-op. A turn without a
         ``seq`` gets the next one of its session (the outcome's ``seq``)."""
-        result = self.capture_many([turn], source=source)
-        captured = result.turns[0]
-        return CaptureOutcome(
-            path=captured.path,
-            seq=captured.seq,
-            commit=result.commit,
-            redactions=captured.redactions,
-            duplicate=captured.duplicate,
-        )
+        return self.capture_many([turn], source=source).turns[0]
 
     def process(
         self,

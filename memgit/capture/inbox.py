@@ -34,11 +34,12 @@ enough that a 100,000-line file is a hundred commits, not a hundred thousand."""
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CapturedTurn:
-    """What happened to one turn: where it lives, what was redacted, whether it was new."""
+    """What happened to one turn: where it lives, the commit that wrote it (None when
+    it was there already), what was redacted, whether it was new."""
 
     path: str
-    key: str = field(metadata=json_as(omit="always"))
     seq: int
+    commit: str | None
     redactions: dict[str, int]
     duplicate: bool
 
@@ -113,8 +114,8 @@ def capture_turns(
         captured += (
             CapturedTurn(
                 path=turn.path,
-                key=turn.key,
                 seq=turn.number,
+                commit=None if duplicate else commit,
                 redactions=dict(turn.redactions),
                 duplicate=duplicate,
             )
