@@ -78,7 +78,7 @@ def _load(
     if blob is None:
         return None
     try:
-        return read_memory(read_blob(repo, blob), path=path, blob=str(blob))
+        return read_memory(read_blob(repo, blob), path=path, blob=str(blob), check=False)
     except MemgitError:
         return None  # a broken file is memgit-schemas' business
 

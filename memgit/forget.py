@@ -99,7 +99,7 @@ def _quoted_captures(
     """(path -> blob id) of the captures in ``tree`` a memory's sources quote; none for a
     memory file that cannot be read (it names no captures that can be trusted)."""
     try:
-        memory = read_memory(read_blob(git, blob), path=path, blob=str(blob))
+        memory = read_memory(read_blob(git, blob), path=path, blob=str(blob), check=False)
     except MemgitError:
         return {}
     found = {}

@@ -7,7 +7,6 @@ import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from memgit.errors import InvalidInputError, field_error
@@ -54,7 +53,7 @@ class Supersedes:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Memory:
-    """A memory, however it was read: strictly by :func:`parse_memory` (hooks, runs),
+    """A memory, however it was read: strictly by :func:`read_memory` (hooks, runs),
     fast by :func:`memgit.memory.read_memory` (the index, which may lack
     ``created``/``updated``), or back from the index's rows (no body, origin, author
     or source offsets: recall reads the blob when it needs the body).
@@ -95,56 +94,34 @@ def render_memory(memory: Memory) -> str:
     return join_front_matter(memory.front_matter(), memory.body)
 
 
-def parse_memory(text: str | bytes, *, path: str) -> Memory:
-    """Parse and check a memory file; the id must match the file name."""
-    data, body = split_front_matter(decode_utf8(text, source=path), source=path)
-    problems = list(iter_schema_problems(data, "memory", path=path))
-    if problems:
-        raise InvalidInputError.from_problems(problems)
-    if path.endswith(".md") and PurePosixPath(path).stem != data["id"]:
-        raise InvalidInputError(
-            f"id {data['id']!r} does not match the file name",
-            code="id-mismatch",
-            path=path,
-            field="id",
-            hint="a memory file is named after its id: <id>.md",
-        )
-    return Memory(
-        id=data["id"],
-        type=data["type"],
-        scope=data["scope"],
-        title=data["title"],
-        body=body,
-        created=data["created"],
-        updated=data["updated"],
-        origin=data["origin"],
-        status=data["status"],
-        author=data.get("author"),
-        tags=tuple(data.get("tags", ())),
-        supersedes=tuple(Supersedes(**item) for item in data.get("supersedes", ())),
-        sources=tuple(Source(**item) for item in data.get("sources", ())),
-    )
-
-
-# The fast reader, for the index and every flow that reads committed files: the same
-# Memory as parse_memory's, holding the fields recall needs. Reading 100,000 files
-# through the strict loader and the JSON Schemas takes minutes (1.6 ms a file), so
-# read_memory reads the front matter through libyaml's event parser with the strict
-# loader's rules applied event by event (memgit.yamlio); anything the fast path does not
-# accept outright goes to the strict loader, which reads it the same way or raises the
-# precise error (about 40 us a file). It is a reader, not a validator: full checks are
-# the hooks' and `memgit verify`'s job.
+# The one reader of memory files. Reading 100,000 files through the JSON Schemas takes
+# minutes (1.6 ms a file), so with ``check=False`` read_memory checks only what building
+# the Memory needs, reading the front matter through libyaml's event parser with the
+# strict loader's rules applied event by event (memgit.yamlio); anything that fast
+# path does not accept outright goes to the strict loader, which reads it the same way
+# or raises the precise error (about 40 us a file). By default (the hooks, runs and
+# merges) the front matter is validated against the schema first, every problem named;
+# ``check=False`` (the index, recall and the flows reading committed files) skips that.
 _OPENING_FENCE = re.compile(r"---\r?\n")
 _CLOSING_FENCE = re.compile(r"^---(?:\r?\n|\Z)", re.MULTILINE)
 
 
-def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
-    """The memory in a file's bytes; InvalidInputError names what is wrong."""
+def read_memory(
+    data: str | bytes, *, path: str, blob: str | None = None, check: bool = True
+) -> Memory:
+    """The memory in a file's text; InvalidInputError names what is wrong. With a
+    ``blob`` (a file read from a tree) the Memory's ``file`` is ``path``; without, its
+    :attr:`~Memory.path` is where its scope and id say it belongs, which the hooks
+    compare with where it is. The id must match a ``.md`` file's name."""
     text = decode_utf8(data, source=path)
     front, body = _split(text, path)
+    if check:
+        problems = list(iter_schema_problems(front, "memory", path=path))
+        if problems:
+            raise InvalidInputError.from_problems(problems)
     where = {"path": path}
     memory_id = _text(front, "id", where)
-    if path.rpartition("/")[2].removesuffix(".md") != memory_id:
+    if path.endswith(".md") and path.rpartition("/")[2].removesuffix(".md") != memory_id:
         raise InvalidInputError(
             f"id {memory_id!r} does not match the file name",
             code="id-mismatch",
@@ -157,7 +134,7 @@ def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
         raise field_error(path, "tags", "a list of strings")
     origin, author = front.get("origin"), front.get("author")
     return Memory(
-        file=path,
+        file=path if blob is not None else None,
         blob=blob,
         id=memory_id,
         type=_text(front, "type", where),

@@ -23,7 +23,7 @@ from typing import Any
 
 from memgit.errors import MemgitError
 from memgit.jsonio import json_data
-from memgit.memory import Memory, Supersedes, parse_memory, render_memory
+from memgit.memory import Memory, Supersedes, read_memory, render_memory
 
 MARKER_SIZE = 7
 _SCALARS = ("type", "scope", "title", "status", "origin", "author", "body")
@@ -66,8 +66,11 @@ def merge_trivially(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 def merge_memory(base: bytes, ours: bytes, theirs: bytes, *, path: str) -> Merged:
     """Field-wise merge of one memory file (an empty base: the file is new on both)."""
     try:
-        old = parse_memory(base, path=path) if base.strip() else None
-        mine, other = parse_memory(ours, path=path), parse_memory(theirs, path=path)
+        old = read_memory(base, path=path) if base.strip() else None
+        mine, other = (
+            read_memory(ours, path=path),
+            read_memory(theirs, path=path),
+        )
     except MemgitError:
         return conflict(ours, theirs)
     resolved: dict[str, Any] = {}
@@ -90,7 +93,7 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, *, path: str) -> Merge
         )
     merged = render_memory(replace(mine, **resolved))
     try:
-        parse_memory(merged, path=path)
+        read_memory(merged, path=path)
     except MemgitError:  # e.g. more tags together than a memory may have
         return conflict(ours, theirs)
     return Merged(data=merged.encode("utf-8"))

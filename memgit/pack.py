@@ -87,7 +87,7 @@ def source_evidence(repo: pygit2.Repository, source: Source) -> SourceEvidence:
             error=f"blob {source.blob[:12]} is not in this repository (not fetched, or purged)",
         )
     try:
-        turn = read_capture(obj.data, path=source.capture, blob=source.blob)
+        turn = read_capture(obj.data, path=source.capture, blob=source.blob, check=False)
     except InvalidInputError as err:
         return SourceEvidence(source=source, error=err.message)
     return SourceEvidence(source=source, turn=turn)

@@ -315,7 +315,7 @@ def _turn_before(
     if blob is None:
         return None
     try:
-        turn = read_capture(read_blob(repo, str(blob)), path=path, blob=str(blob))
+        turn = read_capture(read_blob(repo, str(blob)), path=path, blob=str(blob), check=False)
     except MemgitError:
         return None
     units = units_of(turn, capture=path, blob=str(blob))
@@ -513,7 +513,7 @@ def recorded_batch(repo: pygit2.Repository, record: RunRecord) -> _Batch:
     covered = {row.get("unit_id") for row in record.gate_output.get("coverage", ())}
     captures = []
     for item in record.inputs:
-        turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob)
+        turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob, check=False)
         units = tuple(
             unit if unit.id in covered else replace(unit, can_support=False)
             for unit in units_of(turn, capture=item.path, blob=item.blob)

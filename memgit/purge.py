@@ -212,7 +212,7 @@ def _scan(git: pygit2.Repository, names: list[str], ids: list[str], with_sources
         found.ids.add(memory_id)
         found.blobs.add(blob)
         try:
-            memory = read_memory(read_blob(git, blob), path=path, blob=blob)
+            memory = read_memory(read_blob(git, blob), path=path, blob=blob, check=False)
         except MemgitError:
             continue
         found.texts.add(memory.title)

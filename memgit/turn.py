@@ -9,7 +9,7 @@ from typing import Any
 
 from memgit.constants import MAX_MESSAGE_BYTES
 from memgit.errors import InvalidInputError, field_error
-from memgit.jsonio import decode_utf8, json_as, json_data, json_fields
+from memgit.jsonio import json_as, json_data, json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
 from memgit.secrets.redact import find_secrets, redact_together
@@ -30,11 +30,10 @@ class Message:
 class Turn:
     """One turn of a conversation as memgit stores it (after redaction).
 
-    Read strictly by :func:`parse_capture` (capture, hooks, runs) or fast by
-    :func:`memgit.turn.read_capture` (the index, which sets ``file``
-    and ``blob``: where it read the turn; the strict parser sets neither, so its
-    :attr:`path` is where the file belongs). Rows read back from the index hold
-    no messages.
+    Read by :func:`read_capture`, checked (capture, hooks, runs) or fast (the index);
+    ``file`` and ``blob`` are where it read the turn from a tree, else None, so its
+    :attr:`path` is where the file belongs. Rows read back from the index hold no
+    messages.
 
     ``seq`` is None only for a turn handed to capture without one: capture numbers it,
     under the writer lock, before anything asks for its :attr:`path` or :attr:`key`.
@@ -206,15 +205,18 @@ def render_capture(turn: Turn) -> str:
     return render_yaml(json_data(turn))
 
 
-def parse_capture(text: str | bytes, *, path: str) -> Turn:
-    return turn_from_data(parse_yaml(text, source=path), source=path, schema="capture")
-
-
-# The fast reader of a committed capture file, beside read_memory's (memgit.memory):
-# a reader for the index and the flows, not a validator.
-def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
-    """The captured turn in a file's bytes; InvalidInputError names what is wrong."""
-    value = parse_yaml(decode_utf8(data, source=path), source=path)
+def read_capture(
+    data: str | bytes, *, path: str, blob: str | None = None, check: bool = True
+) -> Turn:
+    """The captured turn in a capture file; InvalidInputError names what is wrong. By
+    default the file is checked as capture and the hooks check it (schema, sizes, names,
+    timestamp); ``check=False`` (the index and the flows reading committed files, beside
+    read_memory's fast path) checks only what building the Turn needs. With a ``blob``
+    (a file read from a tree) the Turn's ``file`` is ``path``."""
+    value = parse_yaml(data, source=path)
+    if check:
+        turn = turn_from_data(value, source=path, schema="capture")
+        return turn if blob is None else replace(turn, file=path, blob=blob)
     if not isinstance(value, dict):
         raise InvalidInputError("a capture file must be a mapping", code="schema", path=path)
     where = {"path": path}
@@ -256,7 +258,7 @@ def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
     except ValueError:
         raise field_error(path, "timestamp", "an ISO 8601 time") from None
     return Turn(
-        file=path,
+        file=None if blob is None else path,
         blob=blob,
         source=_text(value, "source", where),
         session=_text(value, "session", where),

@@ -42,7 +42,7 @@ from memgit.jsonio import json_data
 from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
-from memgit.turn import parse_capture
+from memgit.turn import read_capture
 
 from support import bounded_cli, git, make_turn, memgit_cli, memgit_in_process, snapshot
 
@@ -174,7 +174,7 @@ def test_valid_turn_is_captured_and_reads_back(case: Path, repo_path: Path) -> N
     assert result["duplicate"] is False
     assert result["redactions"] == {}
     assert result["commit"] == git(repo_path, "rev-parse", "HEAD").strip()
-    stored = parse_capture((repo_path / result["path"]).read_bytes(), path=result["path"])
+    stored = read_capture((repo_path / result["path"]).read_bytes(), path=result["path"])
     assert json_data(stored) == json_data(parse_turn(data, source="<stdin>"))
     assert_clean(repo_path)
     again = MemoryRepo.open(repo_path).capture(data)
@@ -621,7 +621,7 @@ def test_api_turns_are_refused_or_read_back(turn: dict[str, Any], memrepo: Memor
     except MemgitError:
         assert snapshot(memrepo.workdir) == before
         return
-    stored = parse_capture((memrepo.workdir / outcome.path).read_bytes(), path=outcome.path)
+    stored = read_capture((memrepo.workdir / outcome.path).read_bytes(), path=outcome.path)
     assert json_data(stored) == json_data(parse_turn(turn, source="<api>"))
 
 

@@ -259,12 +259,12 @@ while True:
 
 def memory_contents(path: Path) -> list[tuple[str, str, str]]:
     """(title, body, quoted text) of every memory in HEAD, sorted: what a run produced."""
-    from memgit.memory import parse_memory
+    from memgit.memory import read_memory
 
     found = []
     names = git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "memories").split()
     for name, text in git_show_many(path, "HEAD", names).items():
-        memory = parse_memory(text, path=name)
+        memory = read_memory(text, path=name)
         quotes = " | ".join(source.quote for source in memory.sources)
         found.append((memory.title, memory.body.strip(), quotes))
     return sorted(found)

@@ -80,7 +80,7 @@ def _locate(repo: pygit2.Repository, unit: str, quote: str, blobs: dict[str, str
     if data is None or blob is None:
         return Quote(unit=unit, quote=quote, capture=path, blob=blob)
     try:
-        turn = read_capture(data, path=path, blob=blob)
+        turn = read_capture(data, path=path, blob=blob, check=False)
         message = turn.messages[index]
         text = decode_utf8(data, source=path)
         first, last, style = scalar_lines(text, ("messages", index, "content"), source=path)

@@ -372,7 +372,10 @@ def _predecessors(repo: pygit2.Repository, history: MemoryHistory) -> list[tuple
         first = contents[-1]
         try:
             memory = read_memory(
-                read_blob(repo, first.blob or ""), path=first.path, blob=first.blob or ""
+                read_blob(repo, first.blob or ""),
+                path=first.path,
+                blob=first.blob or "",
+                check=False,
             )
         except (InvalidInputError, KeyError, ValueError):
             memory = None

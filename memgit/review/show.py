@@ -18,7 +18,7 @@ import pygit2
 from memgit.errors import MemgitError
 from memgit.evidence import units_of
 from memgit.jsonio import json_data
-from memgit.memory import Memory, Source, parse_memory
+from memgit.memory import Memory, Source, read_memory
 from memgit.pack import SourceEvidence, source_evidence
 from memgit.proposals import OPEN, Proposal, find_proposal, iter_proposals
 from memgit.runrecord import RunRecord
@@ -143,7 +143,7 @@ def _memory(
     if blob is None:
         return None
     try:
-        return parse_memory(read_blob(repo, blob), path=path)
+        return read_memory(read_blob(repo, blob), path=path)
     except MemgitError:
         return None
 
@@ -153,7 +153,9 @@ def _claims(repo: pygit2.Repository, record: RunRecord) -> dict[str, tuple[Sourc
     where: dict[str, tuple[str, str]] = {}
     for item in record.inputs:
         try:
-            turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob)
+            turn = read_capture(
+                read_blob(repo, item.blob), path=item.path, blob=item.blob, check=False
+            )
         except (MemgitError, KeyError):
             continue
         for unit in units_of(turn, capture=item.path, blob=item.blob):
