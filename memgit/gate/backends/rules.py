@@ -504,7 +504,7 @@ def agreement(text: str) -> str | None:
     Postgres" in "sounds good, go with Postgres"; "" when nothing); None when ``text``
     is no plain agreement (a question, a "no", a "but", or a long message)."""
     text = text.strip()
-    if len(text) > _AGREEMENT_LIMIT or quote_weight(text) < MIN_QUOTE_WEIGHT:
+    if len(text) > _AGREEMENT_LIMIT:
         return None
     forms = load_forms()
     hit = _first(forms.agreements, text)
