@@ -372,7 +372,7 @@ def test_verify_takes_a_bare_yes_only_beside_the_proposal(repo_path: Path) -> No
     alone is too short to carry a claim."""
     _proposal_then(repo_path, PROPOSAL, "ok")
     (memory,) = memories(repo_path).values()
-    agreed, proposed = (source.to_dict() for source in memory.sources)
+    agreed, proposed = json_data(memory.sources)
     assert agreed["quote"] == "ok"
     _human_copy(repo_path, memory, [agreed, proposed], "bareokbyhand")
     status, output = _verify(repo_path)
