@@ -166,6 +166,14 @@ class ChecksFailedError(MemgitError):
     exit_status = ExitStatus.PROBLEMS
 
 
+def text_field(data: dict[str, Any], key: str, path: str) -> str:
+    """A committed file's required text field; ``schema`` error when it holds none."""
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise field_error(path, key, "a non-empty string")
+    return value
+
+
 def field_error(path: str, field: str, expected: str) -> InvalidInputError:
     """The schema error of a committed file's field that does not hold what it must."""
     return InvalidInputError(

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from memgit.errors import InvalidInputError, field_error
+from memgit.errors import InvalidInputError, field_error, text_field
 from memgit.jsonio import decode_utf8, json_as, json_fields
 from memgit.layout import memory_path
 from memgit.schemas import iter_schema_problems
@@ -53,14 +53,15 @@ class Supersedes:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Memory:
-    """A memory, however it was read: strictly by :func:`read_memory` (hooks, runs),
-    fast by :func:`memgit.memory.read_memory` (the index, which may lack
-    ``created``/``updated``), or back from the index's rows (no body, origin, author
-    or source offsets: recall reads the blob when it needs the body).
+    """A memory, however it was read: by :func:`read_memory`, checked (hooks, runs) or
+    fast (the index, which may lack ``created``/``updated``), or back from the index's
+    rows (no body, origin, author or source offsets: recall reads the blob when it
+    needs the body).
 
-    ``file`` and ``blob`` are where the index read it. The strict parser sets
-    neither, nor does a memory built to be written: their :attr:`path` is where
-    the scope and id say the file belongs, which the hooks compare with where it is.
+    ``file`` and ``blob`` are where it was read from a tree. A checked read of a file's
+    text sets neither, nor does a memory built to be written: their :attr:`path` is
+    where the scope and id say the file belongs, which the hooks compare with where it
+    is.
     """
 
     id: str
@@ -119,8 +120,7 @@ def read_memory(
         problems = list(iter_schema_problems(front, "memory", path=path))
         if problems:
             raise InvalidInputError.from_problems(problems)
-    where = {"path": path}
-    memory_id = _text(front, "id", where)
+    memory_id = text_field(front, "id", path)
     if path.endswith(".md") and path.rpartition("/")[2].removesuffix(".md") != memory_id:
         raise InvalidInputError(
             f"id {memory_id!r} does not match the file name",
@@ -137,13 +137,13 @@ def read_memory(
         file=path if blob is not None else None,
         blob=blob,
         id=memory_id,
-        type=_text(front, "type", where),
-        scope=_text(front, "scope", where),
-        title=_text(front, "title", where),
+        type=text_field(front, "type", path),
+        scope=text_field(front, "scope", path),
+        title=text_field(front, "title", path),
         body=body,
         tags=tuple(tags),
-        created=_optional_text(front, "created", where),
-        updated=_optional_text(front, "updated", where),
+        created=_optional_text(front, "created", path),
+        updated=_optional_text(front, "updated", path),
         origin=origin if isinstance(origin, str) else "memgit",
         author=author if isinstance(author, str) else None,
         sources=tuple(_iter_sources(front.get("sources"), path)),
@@ -173,19 +173,12 @@ def _split(text: str, path: str) -> tuple[dict[str, Any], str]:
     return front, text[closing.end() :]
 
 
-def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise field_error(where["path"], key, "a non-empty string")
-    return value
-
-
-def _optional_text(data: dict[str, Any], key: str, where: dict[str, str]) -> str | None:
+def _optional_text(data: dict[str, Any], key: str, path: str) -> str | None:
     value = data.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
-        raise field_error(where["path"], key, "a string")
+        raise field_error(path, key, "a string")
     return value
 
 

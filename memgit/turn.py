@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from memgit.constants import MAX_MESSAGE_BYTES
-from memgit.errors import InvalidInputError, field_error
+from memgit.errors import InvalidInputError, field_error, text_field
 from memgit.jsonio import json_as, json_data, json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
@@ -219,7 +219,6 @@ def read_capture(
         return turn if blob is None else replace(turn, file=path, blob=blob)
     if not isinstance(value, dict):
         raise InvalidInputError("a capture file must be a mapping", code="schema", path=path)
-    where = {"path": path}
     seq = value.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         raise field_error(path, "seq", "a non-negative integer")
@@ -252,7 +251,7 @@ def read_capture(
         for kind, count in (found.items() if isinstance(found, dict) else ())
         if isinstance(kind, str) and isinstance(count, int)
     }
-    timestamp = _text(value, "timestamp", where)
+    timestamp = text_field(value, "timestamp", path)
     try:
         moment(timestamp)  # what retention and the prompt count time from
     except ValueError:
@@ -260,18 +259,11 @@ def read_capture(
     return Turn(
         file=None if blob is None else path,
         blob=blob,
-        source=_text(value, "source", where),
-        session=_text(value, "session", where),
+        source=text_field(value, "source", path),
+        session=text_field(value, "session", path),
         seq=seq,
         timestamp=timestamp,
         thread=thread if isinstance(thread, str) else None,
         messages=tuple(messages),
         redactions=redactions,
     )
-
-
-def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise field_error(where["path"], key, "a non-empty string")
-    return value
