@@ -40,6 +40,7 @@ class Forgotten:
     captures: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """Each (id, path) pair as an object."""
         return {
             "commit": self.commit,
             "memories": [{"id": memory_id, "path": path} for memory_id, path in self.memories],

@@ -60,6 +60,7 @@ class RepoMap:
         return lines
 
     def to_dict(self) -> dict[str, Any]:
+        """Each (name, count) pair as an object, the recent memories as their front matter."""
         return {
             "commit": self.commit,
             "memories": self.memories,

@@ -69,6 +69,7 @@ class SourceEvidence:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The source's fields, with its turn (or why it could not be read) when looked up."""
         data = json_data(self.source)
         if self.turn is not None or self.error is not None:
             data["turn"] = _evidence_turn(self.turn) if self.turn is not None else None
@@ -146,6 +147,8 @@ class MemoryHit:
         return "retired" if self.retired else "active"
 
     def to_dict(self) -> dict[str, Any]:
+        """The memory's recall fields beside the hit's, the score rounded, successors only
+        when retired, in the documented key order."""
         data = json_fields(self.memory, "id", "type", "scope", "title", "path", "tags", "updated")
         data |= json_fields(self, "status", "matched_terms", "expanded_terms", "snippet")
         data |= json_fields(self, "commit", "uncommitted")
@@ -190,6 +193,8 @@ class TurnHit:
         return self.removed_in is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """The turn's and message's fields flattened beside the hit's, the score rounded,
+        in the documented key order."""
         data = json_fields(self.turn, "source", "session", "seq", "timestamp", "thread", "blob")
         data |= json_fields(self.message, "role", "name")
         data |= json_fields(self, "capture", "matched_terms", "context_terms", "snippet")
@@ -208,6 +213,7 @@ class HiddenMatch:
     hidden_by: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The memory's identifying fields beside the rounded score."""
         data = json_fields(self.memory, "id", "title", "scope", "type")
         return data | {"score": round(self.score, 4), "hidden_by": list(self.hidden_by)}
 
@@ -232,6 +238,7 @@ class RetiredMatch:
         return self.superseded_by is None
 
     def to_dict(self) -> dict[str, Any]:
+        """The memory's identifying fields beside the rounded score and the retirement."""
         data = json_fields(self.memory, "id", "title", "scope", "type")
         data["score"] = round(self.score, 4)
         return data | json_fields(
@@ -280,6 +287,7 @@ class Ranked:
     score: float
 
     def to_dict(self, pack: EvidencePack) -> dict[str, Any]:
+        """A place in the ranking, named by memory id or by capture and message."""
         if self.kind == "memory":
             return {
                 "kind": "memory",
@@ -349,6 +357,7 @@ class EvidencePack:
         return [*self.turns, *(turn for hit in self.memories for turn in hit.source_turns)]
 
     def to_dict(self) -> dict[str, Any]:
+        """Each hit with its relevance, and the ranking named through the hits."""
         memories = []
         for hit in self.memories:
             data = _with_relevance(json_data(hit), self.relevance(hit))

@@ -65,6 +65,7 @@ class FileChange:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """Whether each side holds the file, not its blob ids, beside the diff."""
         return {
             "path": self.path,
             "committed": self.committed is not None,

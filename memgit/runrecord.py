@@ -37,6 +37,8 @@ class RunRecord:
         return run_path(self.run_id)
 
     def to_dict(self) -> dict[str, Any]:
+        """The run-record file's format: a version, the backend as an object, inputs by path
+        and blob."""
         backend: dict[str, Any] = {"name": self.backend}
         if self.model is not None:
             backend["model"] = self.model

@@ -91,7 +91,8 @@ class GateRequest:
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
-        """As ``memgit process --print-prompt --json`` prints it."""
+        """As ``memgit process --print-prompt --json`` prints it: the rendered prompt
+        texts and digest, each unit as the prompt shows it."""
         return {
             "system": self.system,
             "user": self.user,

@@ -48,6 +48,7 @@ class Finding:
         return rendered.replace("]: ", f"]: {self.commit[:12]}: ", 1)
 
     def to_dict(self) -> dict[str, Any]:
+        """The problem's fields flattened beside the commit and hook, one object a finding."""
         return {"commit": self.commit, "hook": self.hook, **json_data(self.problem)}
 
 

@@ -45,6 +45,7 @@ class BlameCommit:
     quotes: tuple[Quote, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The version's facts flattened beside the commit, when a version wrote it."""
         data: dict[str, Any] = {"commit": self.commit}
         if self.version is not None:
             version = json_data(self.version)
@@ -62,6 +63,7 @@ class Blame:
     commits: tuple[BlameCommit, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The snapshot reduced to its commit, version number and path."""
         snap = self.snapshot
         return {
             "id": self.memory_id,

@@ -41,6 +41,7 @@ class FieldChange:
         return f"{self.field}: {' '.join(counts) or 'reordered'}"
 
     def to_dict(self) -> dict[str, Any]:
+        """A list field shows what was added and removed, any other its old and new value."""
         if self.field in _LISTS:
             return json_fields(self, "field", "added", "removed")
         return json_fields(self, "field", "old", "new")
@@ -59,6 +60,7 @@ class MemoryDiff:
     body: tuple[str, ...]  # unified diff lines, no trailing newlines
 
     def to_dict(self) -> dict[str, Any]:
+        """Each side as its commit and version, not the whole snapshot."""
         return {
             "id": self.memory_id,
             "old": _side(self.old),

@@ -87,7 +87,8 @@ class Snapshot:
     status: Status = ACTIVE
 
     def to_dict(self) -> dict[str, Any]:
-        """As ``memgit show --json`` prints it."""
+        """As ``memgit show --json`` prints it: the version's number and change flattened
+        beside the file's commit, path, blob and text."""
         version = self.version
         return {
             "id": self.memory_id,

@@ -33,6 +33,7 @@ class ProposedDecision:
     sources: tuple[SourceEvidence, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The decision's record entry flattened, with the memory as its file would hold it."""
         return {
             **self.decision,
             "memory": {**self.memory.front_matter(), "body": self.memory.body}
@@ -50,6 +51,7 @@ class ProposalView:
     diff: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The run's summary flattened beside the base, decisions and diff."""
         return {
             **self.summary,
             "base": self.base,
