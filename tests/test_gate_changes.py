@@ -313,7 +313,7 @@ def test_from_now_on_alone_opens_a_rule_and_changes_nothing() -> None:
 
 
 def test_an_idiom_of_no_names_no_old_value() -> None:
-    """"no exceptions" and "no issues so far" say how a thing is, not what was dropped."""
+    """ "no exceptions" and "no issues so far" say how a thing is, not what was dropped."""
     for text in (
         "two approvals on every PR, no exceptions",
         "upgraded prod db to pg 15 last night, no issues so far",

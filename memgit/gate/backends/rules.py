@@ -667,7 +667,7 @@ class _Answer:
             ) or title
         if target is None:
             kind = statement.kind
-            scope = choose_scope(statement.what, self.scopes)
+            scope = choose_scope(statement.what, self.scopes, kind)
             if kind is None and change is not None and change.alone:
                 # A change of mind with no earlier memory still says what holds now, and
                 # whose: "I no longer use pnpm, we moved to bun" is the project's.
