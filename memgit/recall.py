@@ -248,7 +248,7 @@ class _Collector:
         if not isinstance(obj, pygit2.Blob):
             return None
         try:
-            return read_capture(obj.data, path=capture, blob=blob)
+            return read_capture(obj.data, path=capture, blob=blob, check=False)
         except InvalidInputError:
             return None
 
@@ -421,7 +421,11 @@ class _Collector:
         if data is None:
             return None
         try:
-            return read_capture(data, path=turn.path, blob=row.blob).messages[row.index].content
+            return (
+                read_capture(data, path=turn.path, blob=row.blob, check=False)
+                .messages[row.index]
+                .content
+            )
         except (InvalidInputError, IndexError):
             return None
 

@@ -46,22 +46,11 @@ class Remembered:
 
     memory_id: str
     path: str
+    already_held: bool = False
     capture: str | None
     run_id: str | None
     commit: str | None
     proposal: str | None
-    already_held: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "memory_id": self.memory_id,
-            "path": self.path,
-            "already_held": self.already_held,
-            "capture": self.capture,
-            "run_id": self.run_id,
-            "commit": self.commit,
-            "proposal": self.proposal,
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from memgit.capture.inbox import CaptureResult, capture_turns
+from memgit.capture.inbox import CapturedTurn, CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
+from memgit.jsonio import json_data
 from memgit.settings import Settings, parse_settings, read_config
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
@@ -159,18 +160,10 @@ class MemoryRepo:
     def git_dir(self) -> Path:
         return Path(self.git.path)
 
-    def capture(self, turn: TurnInput, *, source: str = "<api>") -> CaptureOutcome:
+    def capture(self, turn: TurnInput, *, source: str = "<api>") -> CapturedTurn:
         """Redact and commit one turn; the same turn again is a no-op. A turn without a
         ``seq`` gets the next one of its session (the outcome's ``seq``)."""
-        result = self.capture_many([turn], source=source)
-        captured = result.turns[0]
-        return CaptureOutcome(
-            path=captured.path,
-            seq=captured.seq,
-            commit=result.commit,
-            redactions=captured.redactions,
-            duplicate=captured.duplicate,
-        )
+        return self.capture_many([turn], source=source).turns[0]
 
     def process(
         self,
@@ -556,5 +549,5 @@ class MemoryRepo:
 def _as_json(item: TurnInput) -> dict[str, Any] | str | bytes:
     """Every turn is checked, including Turn values built in Python."""
     if isinstance(item, Turn):
-        return item.to_dict()
+        return json_data(item)
     return dict(item) if isinstance(item, Mapping) else item

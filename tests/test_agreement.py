@@ -19,6 +19,7 @@ from test_process import capture, memories, open_repo, run_records, turn
 
 from memgit.evidence import EvidenceUnit
 from memgit.gate.contract import GateOutputError, check_gate_output
+from memgit.jsonio import json_data
 from memgit.memory import Memory
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 
@@ -359,7 +360,7 @@ def test_verify_holds_a_persons_commit_to_the_same_rule(repo_path: Path) -> None
     proposal alone, or beside a reply two turns later, fails as source-not-evidence."""
     _proposal_then(repo_path, PROPOSAL, "yes, do that", "yes, do that again")
     (memory,) = memories(repo_path).values()
-    agreed, proposed = (source.to_dict() for source in memory.sources)
+    agreed, proposed = json_data(memory.sources)
     _human_copy(repo_path, memory, [agreed, proposed], "agreedbyhand")
     status, output = _verify(repo_path)
     assert status == 0, output
@@ -380,7 +381,7 @@ def test_verify_takes_a_bare_yes_only_beside_the_proposal(repo_path: Path) -> No
     alone is too short to carry a claim."""
     _proposal_then(repo_path, PROPOSAL, "ok")
     (memory,) = memories(repo_path).values()
-    agreed, proposed = (source.to_dict() for source in memory.sources)
+    agreed, proposed = json_data(memory.sources)
     assert agreed["quote"] == "ok"
     _human_copy(repo_path, memory, [agreed, proposed], "bareokbyhand")
     status, output = _verify(repo_path)

@@ -355,14 +355,16 @@ def test_capture_file_is_one_commit(repo_path: Path, tmp_path: Path) -> None:
 
 
 def test_capture_file_json_output_and_duplicates(repo_path: Path, tmp_path: Path) -> None:
-    """--file --json lists each turn; turns captured before are duplicates, not re-written."""
+    """--file --json lists each turn with the commit that wrote it; turns captured
+    before are duplicates (no commit), not re-written."""
     ok(memgit_cli("capture", cwd=repo_path, input=turn_bytes(0)))
     turns = tmp_path / "turns.jsonl"
     turns.write_bytes(jsonl(turn_bytes(0), turn_bytes(1)))
     result = json.loads(ok(memgit_cli("capture", "--file", str(turns), "--json", cwd=repo_path)))
     assert result["commit"] == git(repo_path, "rev-parse", "HEAD").strip()
     assert [c["duplicate"] for c in result["captures"]] == [True, False]
-    assert set(result["captures"][0]) == {"path", "seq", "redactions", "duplicate"}
+    assert list(result["captures"][0]) == ["path", "seq", "commit", "redactions", "duplicate"]
+    assert [c["commit"] for c in result["captures"]] == [None, result["commit"]]
     trailers = git(repo_path, "log", "-1", "--format=%(trailers:key=Memgit-Captured,valueonly)")
     assert trailers.split() == ["test-agent/s1/1"]
     before = snapshot(repo_path)

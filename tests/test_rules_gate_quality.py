@@ -459,7 +459,7 @@ def test_every_rules_answer_passes_the_contract(texts: list[str], titles: list[s
     from memgit.gate.backends.rules import RulesBackend
     from memgit.gate.contract import check_gate_output
     from memgit.gate.prompt import GateRequest
-    from memgit.memory import parse_memory
+    from memgit.memory import read_memory
     from memgit.settings import DEFAULT_CONFIG, parse_settings
 
     settings_ = parse_settings(DEFAULT_CONFIG)
@@ -477,7 +477,7 @@ def test_every_rules_answer_passes_the_contract(texts: list[str], titles: list[s
         for n, text in enumerate(texts)
     )
     related = tuple(
-        parse_memory(
+        read_memory(
             f"---\nid: known{n:07d}\ntype: preference\nscope: user\ntitle: {title}\n"
             "status: active\ncreated: '2026-11-30T10:00:00Z'\nupdated: '2026-11-30T10:00:00Z'\n"
             f"origin: human\nauthor: Test Person\nsources: []\n---\n{title}.\n",

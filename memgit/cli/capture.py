@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import describe_redactions, emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.repo import MemoryRepo
@@ -63,7 +64,7 @@ def _capture_stdin(repo: MemoryRepo, *, as_json: bool) -> None:
     turn = parse_turn(read_limited(sys.stdin.buffer, source=STDIN), source=STDIN)
     outcome = repo.capture(turn, source=STDIN)
     if as_json:
-        emit_json(outcome.to_dict())
+        emit_json(json_data(outcome))
     elif outcome.duplicate or outcome.commit is None:
         click.echo(f"Already captured: {outcome.path} (nothing changed)")
     else:
@@ -92,7 +93,7 @@ def _capture_file(repo: MemoryRepo, file: Path, *, as_json: bool) -> None:
             progress=lambda done, total: progress("capture", done, total),
         )
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     new = [captured for captured in result.turns if not captured.duplicate]
     duplicates = len(result.turns) - len(new)

@@ -10,11 +10,12 @@ import click
 
 from memgit import git
 from memgit.cli.output import describe_redactions, emit_json
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
+    from memgit.capture.inbox import CapturedTurn
     from memgit.pack import EvidencePack
     from memgit.process import ProcessResult
-    from memgit.repo import CaptureOutcome
 
 
 @click.command()
@@ -51,9 +52,9 @@ def demo(target: Path | None, as_json: bool) -> None:
         emit_json(
             {
                 "path": str(path),
-                "captures": [outcome.to_dict() for outcome in captures],
-                "process": processed.to_dict(),
-                "recall": pack.to_dict(),
+                "captures": json_data(captures),
+                "process": json_data(processed),
+                "recall": json_data(pack),
             }
         )
     else:
@@ -61,7 +62,7 @@ def demo(target: Path | None, as_json: bool) -> None:
 
 
 def _tour(
-    path: Path, captures: list[CaptureOutcome], processed: ProcessResult, pack: EvidencePack
+    path: Path, captures: list[CapturedTurn], processed: ProcessResult, pack: EvidencePack
 ) -> None:
     """What each step wrote, as files and git show it, then what recall found."""
     heading = click.style

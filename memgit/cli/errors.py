@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from memgit.errors import ExitStatus, MemgitError, UsageError
+from memgit.jsonio import json_data
 
 
 def run_with_error_handler(command: click.Command, args: list[str]) -> int:
@@ -19,7 +20,7 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
     except MemgitError as err:
         click.echo(err.render(), err=True)
         if want_json:
-            click.echo(json.dumps({"error": err.to_dict()}, ensure_ascii=False))
+            click.echo(json.dumps({"error": json_data(err)}, ensure_ascii=False))
         return int(err.exit_status)
     except click.exceptions.Exit as err:
         return err.exit_code
@@ -28,7 +29,7 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
         usage = UsageError(err.format_message(), hint=f"see `{shown} --help`")
         click.echo(usage.render(), err=True)
         if want_json:
-            click.echo(json.dumps({"error": usage.to_dict()}, ensure_ascii=False))
+            click.echo(json.dumps({"error": json_data(usage)}, ensure_ascii=False))
         return int(usage.exit_status)
     except click.ClickException as err:
         err.show()

@@ -9,6 +9,7 @@ import click
 
 from memgit.cli.output import emit_json, plural
 from memgit.errors import UsageError
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.forget import Forgotten
@@ -83,7 +84,7 @@ def forget(
         raise UsageError("name at least one memory id", code="usage", field="ID")
     result = repo.forget(memory_ids, with_sources=with_sources)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     else:
         _print_forgotten(result)
 
@@ -91,7 +92,7 @@ def forget(
 def _purge(purged: Purged, as_json: bool) -> None:
     """What ``--purge`` rewrote; a remote that refused the push sets the exit status."""
     if as_json:
-        emit_json(purged.to_dict())
+        emit_json(json_data(purged))
     else:
         _print_purged(purged)
     failed = [remote.error for remote in purged.pushed if remote.error is not None]

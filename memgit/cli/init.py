@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.init import InitResult
@@ -53,7 +54,7 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
             with progress_bar(enabled=not as_json) as progress:
                 repo.rebuild_index(progress)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     else:
         _report(result)
 

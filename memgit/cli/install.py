@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.hosts.install import Installed
@@ -70,7 +71,7 @@ def install(
 def report(result: Installed, host: str, *, done: str, unchanged: str, as_json: bool) -> None:
     """What ``install`` or ``uninstall`` did, as JSON or a line (a diff for a dry run)."""
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     elif not result.changed:
         click.echo(unchanged.format(file=result.file))
     elif result.dry_run:

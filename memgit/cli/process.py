@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.process import ProcessResult
@@ -76,7 +77,7 @@ def process(
         include_rejected=include_rejected,
     )
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     else:
         _report(result)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.pack import EvidencePack, MemoryHit, SourceEvidence, Successor, TurnHit
@@ -76,7 +77,7 @@ def recall(
             " ".join(query), RecallOptions(**options), as_of=as_of, progress=progress
         )
     if as_json:
-        emit_json(pack.to_dict())
+        emit_json(json_data(pack))
     else:
         render_pack(pack)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.sharing.sync import SyncResult
@@ -60,7 +61,7 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     with MemoryRepo.open(directory) as repo, progress_bar(enabled=not as_json) as progress:
         result = repo.sync(remote, progress=progress)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     else:
         _report(result)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.governance.verify import VerifyResult
@@ -79,7 +80,7 @@ def verify(
         ),
     )
     if shown == "json":
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     elif shown == "markdown":
         from memgit.governance.summary import render_markdown
 

@@ -18,6 +18,7 @@ from typing import Any
 from memgit.errors import InvalidInputError, UsageError
 from memgit.gate.backends import REGISTRY
 from memgit.gate.backends.command import MAX_ANSWER_BYTES
+from memgit.jsonio import json_data
 from memgit.recall import RecallOptions
 from memgit.repo import MemoryRepo
 
@@ -76,13 +77,13 @@ _INCLUDE_REJECTED = _flag("Ask again about the units of rejected review proposal
 
 
 def _map(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.map(recent=args.get("recent", 10), terms=args.get("terms", 20)).to_dict()
+    return json_data(repo.map(recent=args.get("recent", 10), terms=args.get("terms", 20)))
 
 
 def _recall(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     # The schema's other properties are RecallOptions' fields, by the same names.
     options = {name: value for name, value in args.items() if name not in ("query", "as_of")}
-    return repo.recall(args["query"], RecallOptions(**options), as_of=args.get("as_of")).to_dict()
+    return json_data(repo.recall(args["query"], RecallOptions(**options), as_of=args.get("as_of")))
 
 
 def _read(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -91,12 +92,12 @@ def _read(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
 
 
 def _capture(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.capture(args["turn"], source="memory_capture").to_dict()
+    return json_data(repo.capture(args["turn"], source="memory_capture"))
 
 
 def _gate_prompt(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     request = repo.gate_prompt(include_rejected=args.get("include_rejected", False))
-    return {"pending": False} if request is None else {"pending": True, **request.to_dict()}
+    return {"pending": False} if request is None else {"pending": True, **json_data(request)}
 
 
 def _propose(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -108,9 +109,9 @@ def _propose(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
             field="gate_output",
             hint="a Gate answer is one JSON object for the units memory_gate_prompt showed",
         )
-    return repo.process(
-        gate_output=answer, include_rejected=args.get("include_rejected", False)
-    ).to_dict()
+    return json_data(
+        repo.process(gate_output=answer, include_rejected=args.get("include_rejected", False))
+    )
 
 
 def _process(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -122,21 +123,25 @@ def _process(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
             field="backend",
             hint="call memory_gate_prompt, then memory_propose with your answer",
         )
-    return repo.process(
-        backend=backend,
-        max_batches=args.get("max_batches"),
-        include_rejected=args.get("include_rejected", False),
-    ).to_dict()
+    return json_data(
+        repo.process(
+            backend=backend,
+            max_batches=args.get("max_batches"),
+            include_rejected=args.get("include_rejected", False),
+        )
+    )
 
 
 def _remember(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.remember(
-        args["text"], title=args.get("title"), scope=args.get("scope"), kind=args.get("type")
-    ).to_dict()
+    return json_data(
+        repo.remember(
+            args["text"], title=args.get("title"), scope=args.get("scope"), kind=args.get("type")
+        )
+    )
 
 
 def _forget(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.forget(args["ids"], with_sources=args.get("with_sources", False)).to_dict()
+    return json_data(repo.forget(args["ids"], with_sources=args.get("with_sources", False)))
 
 
 def _history(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -144,7 +149,7 @@ def _history(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     rev = args.get("rev")
     histories = repo.log(memory_id, follow=args.get("follow", False))
     blame = repo.blame(f"{memory_id}@{rev}" if rev else memory_id)
-    return {"memories": [history.to_dict() for history in histories], "blame": blame.to_dict()}
+    return {"memories": json_data(histories), "blame": json_data(blame)}
 
 
 TOOLS = (
