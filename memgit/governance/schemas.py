@@ -18,10 +18,10 @@ from memgit.errors import MemgitError, Problem
 from memgit.governance.attributes import ATTRIBUTES_FILE, iter_attributes_problems
 from memgit.governance.view import CommitView
 from memgit.layout import windows_problem
-from memgit.memory import parse_memory
+from memgit.memory import read_memory
 from memgit.runrecord import parse_run_record
 from memgit.settings import parse_settings
-from memgit.turn import parse_capture
+from memgit.turn import read_capture
 
 HOOK_ID = "memgit-schemas"
 
@@ -51,7 +51,7 @@ def _misplaced(path: str, expected: str) -> Iterator[Problem]:
 
 
 def _check_capture(path: str, view: CommitView) -> Iterator[Problem]:
-    yield from _misplaced(path, view.parsed(path, parse_capture).path)
+    yield from _misplaced(path, view.parsed(path, read_capture).path)
 
 
 def _check_run(path: str, view: CommitView) -> Iterator[Problem]:
@@ -59,7 +59,7 @@ def _check_run(path: str, view: CommitView) -> Iterator[Problem]:
 
 
 def _check_memory(path: str, view: CommitView) -> Iterator[Problem]:
-    memory = view.parsed(path, parse_memory)
+    memory = view.parsed(path, read_memory)
     yield from _misplaced(path, memory.path)
     settings = view.settings
     if settings is None:

@@ -22,7 +22,7 @@ from memgit.catalog import Catalog
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
 from memgit.layout import memory_path
-from memgit.memory import Memory, parse_memory
+from memgit.memory import Memory, read_memory
 from memgit.store.tree import blob_at, read_blob
 
 HOOK_ID = "memgit-supersession"
@@ -38,7 +38,7 @@ def _memory_in(view: CommitView, commit: str, memory_id: str, scope: str) -> Mem
     blob = blob_at(tree, guess)
     try:
         if blob is not None:
-            return parse_memory(read_blob(view.repo, blob), path=guess)
+            return read_memory(read_blob(view.repo, blob), path=guess)
         return Catalog(view.repo, tree).load(memory_id)
     except MemgitError:
         return None

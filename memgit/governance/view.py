@@ -12,7 +12,7 @@ from memgit.constants import CONFIG_FILE, MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
 from memgit.governance.retired_join import forgotten_by_a_side, retired_by_a_side
 from memgit.governance.retirements import Retirements, retired_in
-from memgit.memory import Memory, parse_memory
+from memgit.memory import Memory, read_memory
 from memgit.merge import merge_memory
 from memgit.settings import Settings, parse_settings
 from memgit.state.lookup import Lookup, TreeWalk
@@ -79,7 +79,7 @@ class CommitView:
         memgit-schemas' to report, so the other checks pass over it."""
         for path in paths:
             try:
-                memory = self.parsed(path, parse_memory)
+                memory = self.parsed(path, read_memory)
             except MemgitError:
                 continue
             yield path, memory
