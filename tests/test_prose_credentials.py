@@ -104,6 +104,14 @@ FORMS: list[tuple[str, str, str]] = [
     ("登录账号是 admin / {}", PW, strong(53)),
     ("Das WLAN-Passwort im Büro ist {}, falls du es brauchst.", PW, strong(54)),
     ("the wifi password in the office is {}", PW, strong(55)),
+    # Shapes the third batch of development items showed leaking: a complement "fürs",
+    # an app key, a login with no verb, a pre-shared key, Redis' AUTH string, "pass".
+    ("mein Passwort fürs Firmen-WLAN ist {}, merk dir das", PW, strong(56)),
+    ("测试网关的 appkey 是 {}，只能发白名单", PW, f"yf_test_{digits(57)}"),
+    ("the SFTP drop is on port 2222, login tidepool / {}", PW, strong(58)),
+    ("the VPN is WireGuard, shared PSK is {}, ask Omar", PW, strong(59)),
+    ("host cache-01, db index 3, AUTH string {}. Sessions use db 4.", PW, strong(60)),
+    ("usuario lector, pass {}. Los reportes van contra la réplica", PW, strong(61)),
 ]
 
 # Prose that mentions a password without giving one: kept exactly as written.
@@ -143,6 +151,11 @@ MENTIONS = [
     "the password in the vault is stale",
     "interface User { password: string; name: string }",
     "const schema = { password: z.string().min(12) }",
+    "we pass the build flags through make",
+    "the appkey is in the vault",
+    "the AUTH string is set in the env file",
+    "the login page is at /auth/login",
+    "die Tests laufen fürs Release auf CI",
 ]
 
 

@@ -69,6 +69,9 @@ _PASSWORD_WORDS = (
     "kennwort",
     *(_word(word) for word in ("contraseña", "contrasena")),
     _word("clave") + "[ \t]+de[ \t]+acceso",
+    # A pre-shared key (a VPN's, a wifi's).
+    _word("psk"),
+    "pre-?shared[ \t]+key",
     "密码",
     "密碼",
     "口令",
@@ -88,7 +91,8 @@ _WIFI_WORDS = (
 # "for the router", "del portátil", "für das WLAN": up to four short words. Runs of blanks
 # are matched possessively, so a long one is crossed once, not once per way to split it.
 _COMPLEMENT = (
-    r"(?:[ \t]++(?:for|to|of|on|at|in|de|del|en|para|für|fuer|zum|zur|vom|von|des|im|am|bei|beim"
+    r"(?:[ \t]++(?:for|to|of|on|at|in|de|del|en|para|für|fuer|fürs|fuers|zum|zur|vom|von|des|im|am"
+    r"|bei|beim"
     r"|meiner|meines|deiner|deines|unserer|unseres|der)"
     r"""(?:[ \t]++[^\s:=,;.!?"'`()<>\[\]{}]{1,30}){1,4}?)?"""
 )
@@ -141,6 +145,12 @@ _LOGIN_WORDS = (
 _PAIR = re.compile(
     f"(?:{'|'.join(_LOGIN_WORDS)}){_COMPLEMENT}{_COPULA}"
     rf"[^\s/:,;]{{1,64}}[ \t]*+[/:][ \t]*+(?P<token>{_TOKEN})"
+)
+# The same with no verb ("login tidepool / …"): the part after the separator must then
+# have a password's shape.
+_LOGIN_PAIR = re.compile(
+    f"(?:{'|'.join(_LOGIN_WORDS)})[ \t]++"
+    rf"[^\s/:,;]{{1,64}}[ \t]*+/[ \t]*+(?P<token>{_TOKEN})"
 )
 _PIN_STARTS = ("pin", "código", "codigo", "geheimzahl")
 _WIFI_STARTS = ("wifi", "wi-fi", "wlan", "wireless", "network", "netzwerk", "wpa")
@@ -400,10 +410,14 @@ def _is_cjk(char: str) -> bool:
 _LOOSE_PASSWORD_WORDS = (
     *_PASSWORD_WORDS,
     *(_word(word) for word in ("passwort", "kennwort")),
-    # "pass" only as a key ("pass: …") or after a user name ("user deploy / pass …").
+    # "pass" only as a key ("pass: …"), after a user name ("user deploy / pass …") or as
+    # an item of a list ("usuario lector, pass …").
     "(?<=/)pass(?=[ \t]*+[^ \ta-z0-9_])|(?<=/[ \t])pass(?![a-z0-9_])|"
+    + "(?<=[,;][ \t])pass(?![a-z0-9_])|"
     + _word("pass")
     + "(?=[ \t]*+[:=])",
+    # Redis' AUTH string.
+    _word("auth") + "[ \t]++(?:string|password|pass)",
     _word("clave"),
     _word("combination"),
 )
@@ -429,9 +443,11 @@ _CODE_WORDS = (
 _KEY_WORDS = (
     *(
         _word(word) + r"[ \t_-]?(?:key|schl(?:ü|ue)ssel)"
-        for word in ("api", "license", "licence", "product", "secret", "access", "recovery")
+        for word in ("api", "app", "license", "licence", "product", "secret", "access", "recovery")
     ),
     _word("apikey"),
+    _word("appkey"),
+    _word("appsecret"),
     _word("token"),
     _word("secret"),
     "lizenzschl(?:ü|ue)ssel",
@@ -664,7 +680,7 @@ def iter_shaped_credentials(
         context = max(line_start, match.start() - _KEY_CONTEXT)
         if _shaped_password(token) and _KEY_PLACE.search(folded, context, match.start()):
             yield start, start + len(token), WIFI_KIND
-    for match in _ADMIN_PAIR.finditer(folded):
+    for match in (*_ADMIN_PAIR.finditer(folded), *_LOGIN_PAIR.finditer(folded)):
         start, token = _token(view, match)
         if "/" not in token and _shaped_password(token):
             yield start, start + len(token), PASSWORD_KIND
