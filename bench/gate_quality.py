@@ -366,7 +366,7 @@ def run_item(template: Path, item: Item, where: Path) -> ItemRun:
             error = f"{err.code}: {err.message}"
         stored = stored_memories(repo, captured, item.messages)
     retired = sum(not _kept(stored, item.expected[n]) for n in kept_once)
-    score = score_item(stored, item.expected, replaced=item.replaced)
+    score = score_item(stored, item.expected, replaced=item.replaced, credentials=item.credentials)
     return ItemRun(
         item=item,
         score=score,

@@ -62,7 +62,8 @@ class Verdict:
     of an expected memory, in another scope),
     ``duplicate`` (an expected memory another stored memory already matched),
     ``stale`` (still says what a correction replaced), ``unexpected`` (matches
-    nothing expected; every memory of an item that expects none).
+    nothing expected; every memory of an item that expects none), ``credential``
+    (holds one of the item's credentials, whatever else it holds).
     """
 
     stored: Stored
@@ -158,9 +159,12 @@ def score_item(
     expected: Sequence[Expected],
     *,
     replaced: Sequence[tuple[Term, ...]] = (),
+    credentials: Sequence[str] = (),
 ) -> ItemScore:
     """Judge every stored memory of one item; ``replaced`` are the key terms of what
-    the item's correction made obsolete."""
+    the item's correction made obsolete; a memory holding one of ``credentials`` is
+    never correct."""
+    leaked = [any(value in memory.text for value in credentials) for memory in stored]
     holds = [
         [i for i, want in enumerate(expected) if not missing_terms(want.terms, memory.text)]
         for memory in stored
@@ -170,10 +174,16 @@ def score_item(
         for memory, found in zip(stored, holds, strict=True)
     ]
     assigned = _assign(
-        [found if memory.supported else [] for memory, found in zip(stored, in_scope, strict=True)]
+        [
+            found if memory.supported and not leaks else []
+            for memory, found, leaks in zip(stored, in_scope, leaked, strict=True)
+        ]
     )
     verdicts = []
     for n, memory in enumerate(stored):
+        if leaked[n]:
+            verdicts.append(Verdict(stored=memory, kind="credential"))
+            continue
         verdicts.append(_verdict(memory, n, assigned, holds[n], in_scope[n], expected, replaced))
     return ItemScore(
         verdicts=tuple(verdicts),

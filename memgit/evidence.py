@@ -97,15 +97,22 @@ def units_of(turn: Turn, *, capture: str, blob: str) -> list[EvidenceUnit]:
 
 
 def locate_quote(
-    text: str, quote: str, start: int | None = None, end: int | None = None
+    text: str,
+    quote: str,
+    start: int | None = None,
+    end: int | None = None,
+    *,
+    whole: bool = False,
 ) -> tuple[int, int] | str:
     """Where ``quote`` stands in ``text``, or the evidence-check code saying why not.
 
     With offsets, the quote must stand exactly there; without, it must occur
     exactly once, so that a source always points at one place. A quote too short
-    to carry a claim is refused first.
+    to carry a claim is refused first; ``whole``: unless it is the whole of ``text``
+    (a user's "yes" to the proposal the same memory quotes points at one place).
     """
-    if quote_weight(quote) < MIN_QUOTE_WEIGHT:
+    short = quote_weight(quote) < MIN_QUOTE_WEIGHT
+    if short and not (whole and quote.strip() and quote.strip() == text.strip()):
         return "quote-too-short"
     if start is not None or end is not None:
         if start is None or end is None or not 0 <= start <= end <= len(text):

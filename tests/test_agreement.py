@@ -63,6 +63,11 @@ AGREED = [
         "va, de acuerdo",
         "date-fns",
     ),
+    # A reply too short to quote on its own is quoted whole, beside the proposal.
+    ("Shall I switch the tests to pytest?", "ok", "pytest"),
+    ("Should the CI cache the pip downloads between runs?", "👍", "pip"),
+    ("Soll ich die Tests auf pytest umstellen?", "passt", "pytest"),
+    ("要不要把测试换成 pytest？", "行", "pytest"),
 ]
 
 
@@ -120,7 +125,6 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         ("Shall I switch the tests to pytest?", ["hmm, let me think about it"]),
         ("Shall I switch the tests to pytest?", ["yes, but not now"]),
         ("Shall I switch the tests to pytest?", ["yes? what would change?"]),
-        ("Shall I switch the tests to pytest?", ["ok"]),  # too short to quote
         ("Shall I switch the tests to pytest?", ["thanks for looking", "yes, do that"]),
         ("Should we use Postgres or MySQL for the orders service?", ["yes, do that"]),
         ("Done. All 42 tests pass now.", ["yes, do that"]),
@@ -134,7 +138,6 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         "hesitation",
         "but",
         "question",
-        "too-short",
         "not-the-turn-right-after",
         "a-choice-nobody-made",
         "no-proposal",
@@ -225,17 +228,21 @@ UNITS = {
 }
 
 
-def _answer(user: str | None, assistant: str = "t/s/4#1") -> dict[str, Any]:
-    """One candidate quoting the proposal and (when given) the user unit ``user``."""
-    claims = [{"unit_id": assistant, "quote": PROPOSAL, "role": "source_excerpt"}]
+def _answer(
+    user: str | None, assistant: str | None = "t/s/4#1", units: dict[str, EvidenceUnit] = UNITS
+) -> dict[str, Any]:
+    """One candidate quoting the proposal (``assistant``) and the user unit ``user``."""
+    claims = []
+    if assistant is not None:
+        claims.append({"unit_id": assistant, "quote": PROPOSAL, "role": "source_excerpt"})
     if user is not None:
-        quote = UNITS[user].text
+        quote = units[user].text
         claims.insert(0, {"unit_id": user, "quote": quote, "role": "user_confirmation"})
     coverage = [
         {"unit_id": uid, "decision": "CANDIDATE", "candidate_ids": ["c1"]}
         if uid == user
         else {"unit_id": uid, "decision": "NO_CHANGE", "reason": "no-durable-content"}
-        for uid, unit in UNITS.items()
+        for uid, unit in units.items()
         if unit.can_support
     ]
     return {
@@ -254,10 +261,10 @@ def _answer(user: str | None, assistant: str = "t/s/4#1") -> dict[str, Any]:
     }
 
 
-def _check(answer: dict[str, Any]) -> set[str]:
+def _check(answer: dict[str, Any], units: dict[str, EvidenceUnit] = UNITS) -> set[str]:
     try:
         check_gate_output(
-            json.dumps(answer), units=UNITS, settings=SETTINGS, target_state=lambda _: "unknown"
+            json.dumps(answer), units=units, settings=SETTINGS, target_state=lambda _: "unknown"
         )
     except GateOutputError as err:
         return {problem.code for problem in err.problems}
@@ -278,6 +285,18 @@ def test_the_contract_refuses_a_proposal_without_the_agreement_right_after(
 ) -> None:
     codes = _check(_answer(user))
     assert "proposal-without-agreement" in codes
+
+
+def test_a_bare_yes_is_quoted_whole_and_only_beside_the_proposal() -> None:
+    """A reply under the quote minimum ("yes", 行) carries the proposal's memory when it
+    is the whole reply; alone, or as a part of a longer reply, it is too short."""
+    units = {**UNITS, "t/s/5#0": _unit("t/s/5#0", "user", "yes")}
+    assert _check(_answer("t/s/5#0", units=units), units) == set()
+    assert "quote-too-short" in _check(_answer("t/s/5#0", assistant=None, units=units), units)
+    longer = {**UNITS, "t/s/5#0": _unit("t/s/5#0", "user", "yes. and the CI too")}
+    part = _answer("t/s/5#0", units=longer)
+    part["evidence_bindings"][0]["claims"][0]["quote"] = "yes"
+    assert "quote-too-short" in _check(part, longer)
 
 
 def test_only_the_assistant_may_be_quoted_so() -> None:
@@ -345,3 +364,19 @@ def test_verify_holds_a_persons_commit_to_the_same_rule(repo_path: Path) -> None
         assert status == 1
         assert "error[source-not-evidence]: " in output and at in output
         git(repo_path, "reset", "-q", "--hard", "HEAD~1")
+
+
+def test_verify_takes_a_bare_yes_only_beside_the_proposal(repo_path: Path) -> None:
+    """A memory quoting a whole "ok" reply beside the proposal verifies; the same quote
+    alone is too short to carry a claim."""
+    _proposal_then(repo_path, PROPOSAL, "ok")
+    (memory,) = memories(repo_path).values()
+    agreed, proposed = (source.to_dict() for source in memory.sources)
+    assert agreed["quote"] == "ok"
+    _human_copy(repo_path, memory, [agreed, proposed], "bareokbyhand")
+    status, output = _verify(repo_path)
+    assert status == 0, output
+    at = _human_copy(repo_path, memory, [agreed], "okalonebyhand")
+    status, output = _verify(repo_path)
+    assert status == 1
+    assert "error[quote-too-short]: " in output and at in output

@@ -103,6 +103,8 @@ RETIRES: list[tuple[str, str, str]] = [
     ("Wir nutzen npm im Projekt.", "Wir sind im Projekt von npm auf pnpm umgestiegen.", ""),
     ("Wir nutzen Jenkins für Deployments.", "Wir nutzen Jenkins nicht mehr für Deployments.", ""),
     ("Der Sprint dauert drei Wochen.", "Korrektur: der Sprint dauert zwei Wochen, nicht drei.", ""),
+    # A number and its unit, written apart in one and together in the other.
+    ("Max upload size is 10 MB.", "max upload size 10MB -> 25MB, support kept complaining", ""),
 ]
 
 
@@ -308,6 +310,16 @@ def test_from_now_on_alone_opens_a_rule_and_changes_nothing() -> None:
         "Ab jetzt bitte jeden Release taggen.",
     ):
         assert read_change(text) is None, text
+
+
+def test_an_idiom_of_no_names_no_old_value() -> None:
+    """ "no exceptions" and "no issues so far" say how a thing is, not what was dropped."""
+    for text in (
+        "two approvals on every PR, no exceptions",
+        "upgraded prod db to pg 15 last night, no issues so far",
+    ):
+        change = read_change(text)
+        assert change is None or not change.old, (text, change)
 
 
 def test_the_slot_tells_environments_parts_hosts_and_numbers_apart() -> None:

@@ -511,6 +511,21 @@ def test_strict_precision_takes_quotes_only_from_what_the_user_said_or_agreed_to
     assert score_item([right_words], [suite]).matched == {0}
 
 
+def test_a_memory_holding_a_credential_is_never_correct() -> None:
+    """Strict precision: the right fact with the password beside it is a wrong memory."""
+    wifi = want("The office wifi is CoffeeNet.", "CoffeeNet")
+    leaky = Stored(
+        title="The office wifi is CoffeeNet, password Espresso!Shot99",
+        body="",
+        scope="project",
+        type="fact",
+    )
+    score = score_item([leaky], [wifi], credentials=["Espresso!Shot99"])
+    assert [v.kind for v in score.verdicts] == ["credential"] and score.matched == frozenset()
+    clean = replace(leaky, title="The office wifi is CoffeeNet")
+    assert score_item([clean], [wifi], credentials=["Espresso!Shot99"]).matched == {0}
+
+
 AGREEMENT = gate_quality.Item(
     id="dv-en-990",
     lang="en",

@@ -494,3 +494,21 @@ def test_every_rules_answer_passes_the_contract(texts: list[str], titles: list[s
         target_state=lambda memory_id: "active" if memory_id in ids else "unknown",
         target_text=lambda memory_id: f"{ids[memory_id].title} {ids[memory_id].body}",
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "scope"),
+    [
+        ("Toma nota: la factura se genera el día 1 de cada mes.", "project"),
+        ("Behalte im Hinterkopf, dass die Produktionsdatenbank sonntags gesperrt ist.", "project"),
+        ("Remember that the invoice goes out on the 1st of each month.", "project"),
+        ("Remember that I'm vegetarian.", "user"),
+    ],
+)
+def test_a_fact_of_no_one_is_the_projects(repo_path: Path, message: str, scope: str) -> None:
+    """A fact that names no person and no part of a project is still no preference of
+    the user's: it goes to project, not to the default scope."""
+    capture(repo_path, user_turn(0, message))
+    open_repo(repo_path).process()
+    (memory,) = memories(repo_path).values()
+    assert memory.scope == scope

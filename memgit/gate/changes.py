@@ -328,8 +328,14 @@ def change_kind(text: str) -> str | None:
     return change.action if change else None
 
 
+# A number and its unit written together ("10MB") say what "10 MB" says.
+_UNIT = re.compile(
+    r"(?<=\d)(?=(?:[kmgt]i?b|ms|s|secs?|mins?|h|hrs?|px|rem|em|pt|k|m|rps|qps)\b)", re.I
+)
+
+
 def _about(text: str) -> frozenset[str]:
-    return topic_terms(_rules().how.sub(" ", text)) - _NOISE
+    return topic_terms(_UNIT.sub(" ", _rules().how.sub(" ", text))) - _NOISE
 
 
 def _words_only(terms: frozenset[str]) -> frozenset[str]:

@@ -282,6 +282,11 @@ class _Checker:
                 continue
             resolved = self.claims.setdefault(cid, [])
             proposals: list[tuple[str, str]] = []  # (assistant unit, the claim's field)
+            # Beside the assistant's proposal, the user's whole reply may be a bare "yes".
+            proposed = any(
+                (u := self.units.get(claim["unit_id"])) is not None and u.role == "assistant"
+                for claim in binding["claims"]
+            )
             for j, claim in enumerate(binding["claims"]):
                 claim_field = f"{field}.claims[{j}]"
                 unit = self._unit(claim["unit_id"], f"{claim_field}.unit_id", proposal=True)
@@ -290,7 +295,11 @@ class _Checker:
                 if claim["role"] == "user_confirmation" and unit.role != "user":
                     self.add("confirmation-not-from-user", f"{claim_field}.role")
                 where = locate_quote(
-                    unit.text, claim["quote"], claim.get("start"), claim.get("end")
+                    unit.text,
+                    claim["quote"],
+                    claim.get("start"),
+                    claim.get("end"),
+                    whole=proposed and unit.role == "user",
                 )
                 if isinstance(where, str):
                     self.add(where, f"{claim_field}.quote")

@@ -8,7 +8,8 @@ first person plural ("we", 我们, "usamos", "wir"), or one that names a part of
 software project (CI, the repository, a branch, an API, a host, a port, a path or
 domain, a library or version, build, deploy, release, merge, push, 项目, 部署, ...) or a
 thing of a project family of :mod:`memgit.gate.subjects` (pnpm, Postgres, Jenkins, but
-not an editor or a shell) is the project's;
+not an editor or a shell) is the project's, and so is a fact or a decision that
+names no person at all ("The invoice is generated on the 1st");
 anything else goes to the default scope, the first one memgit.yaml lists. A scope
 memgit.yaml does not declare is never chosen: the default stands in for it. The words
 are data (``scopes.yaml`` beside this module, loaded once).
@@ -79,13 +80,19 @@ def _is_project(text: str) -> bool:
     return any(pattern.search(text) for pattern in load_subjects().project_things)
 
 
-def choose_scope(text: str, scopes: Sequence[str]) -> str:
-    """The scope for a statement ``text`` among ``scopes`` (memgit.yaml's, default first),
-    read in its first ``READ_LIMIT`` characters, as a change is."""
+# What a statement that names no one is, when its words do not say whose it is: a fact
+# or a decision said of no person ("The invoice is generated on the 1st") is the
+# project's; a rule of no one ("always the diff") is as often the user's wish.
+_OF_NO_ONE = frozenset({"fact", "decision"})
+
+
+def choose_scope(text: str, scopes: Sequence[str], kind: str | None = None) -> str:
+    """The scope for a statement ``text`` of type ``kind`` among ``scopes`` (memgit.yaml's,
+    default first), read in its first ``READ_LIMIT`` characters, as a change is."""
     text = text[:READ_LIMIT]
     if _words().user.search(text):
         wanted = USER
-    elif _is_project(text):
+    elif _is_project(text) or kind in _OF_NO_ONE:
         wanted = PROJECT
     else:
         return scopes[0]

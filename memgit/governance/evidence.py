@@ -66,6 +66,16 @@ def _user_units(view: CommitView, memory: Memory) -> list[str]:
     return found
 
 
+def _quotes_a_proposal(view: CommitView, memory: Memory) -> bool:
+    """Whether one of ``memory``'s sources quotes the assistant: beside that proposal the
+    user's whole reply may be a bare "yes" (docs/gate.md)."""
+    for source in memory.sources:
+        unit = (_units(view, source.blob, source.capture) or {}).get(source.unit)
+        if unit is not None and unit.role == "assistant":
+            return True
+    return False
+
+
 def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterator[Problem]:
     agreements: list[str] | None = None
     for i, source in enumerate(memory.sources):
@@ -103,7 +113,13 @@ def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterato
                     hint="only user text and complete tool output are evidence, and the "
                     "assistant's proposal beside a quote of the user's agreement in the next turn",
                 )
-        where = locate_quote(unit.text, source.quote, source.start, source.end)
+        where = locate_quote(
+            unit.text,
+            source.quote,
+            source.start,
+            source.end,
+            whole=unit.role == "user" and _quotes_a_proposal(view, memory),
+        )
         if isinstance(where, str):
             yield Problem(
                 code=where,

@@ -504,7 +504,7 @@ def agreement(text: str) -> str | None:
     Postgres" in "sounds good, go with Postgres"; "" when nothing); None when ``text``
     is no plain agreement (a question, a "no", a "but", or a long message)."""
     text = text.strip()
-    if len(text) > _AGREEMENT_LIMIT or quote_weight(text) < MIN_QUOTE_WEIGHT:
+    if len(text) > _AGREEMENT_LIMIT:
         return None
     forms = load_forms()
     hit = _first(forms.agreements, text)
@@ -667,7 +667,7 @@ class _Answer:
             ) or title
         if target is None:
             kind = statement.kind
-            scope = choose_scope(statement.what, self.scopes)
+            scope = choose_scope(statement.what, self.scopes, kind)
             if kind is None and change is not None and change.alone:
                 # A change of mind with no earlier memory still says what holds now, and
                 # whose: "I no longer use pnpm, we moved to bun" is the project's.
