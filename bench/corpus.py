@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
+from memgit.jsonio import json_data
 from memgit.repo import MemoryRepo
 from memgit.turn import Message, Turn, render_capture
 
@@ -345,5 +346,5 @@ class TurnFeed:
             "session": info.session,
             "seq": seq,
             "timestamp": moment.isoformat().replace("+00:00", "Z"),
-            "messages": [message.to_dict() for message in self.text.messages()],
+            "messages": [json_data(message) for message in self.text.messages()],
         }

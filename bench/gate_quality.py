@@ -277,7 +277,7 @@ def stored_memories(
 ) -> list[Stored]:
     """Every memory file in the branch tip's tree, in path order; ``captured`` maps each
     capture path to the index of the item's message it holds, to judge the quotes."""
-    from memgit.memory import parse_memory
+    from memgit.memory import read_memory
 
     tree = repo.git.head.peel().tree
     if "memories" not in tree:
@@ -291,7 +291,7 @@ def stored_memories(
             if entry.type_str == "tree":
                 stack.append((path, repo.git[entry.id]))
             elif path.endswith(".md"):
-                memory = parse_memory(repo.git[entry.id].data, path=path)
+                memory = read_memory(repo.git[entry.id].data, path=path)
                 quotes = [captured.get(source.capture, -1) for source in memory.sources]
                 found.append(
                     (

@@ -81,8 +81,8 @@ LADDER = (
 )
 
 
-def _without_names(data: bytes, *, path: str, blob: str) -> Any:
-    doc = ORIGINAL["read_capture"](data, path=path, blob=blob)
+def _without_names(data: bytes, *, path: str, blob: str, check: bool = False) -> Any:
+    doc = ORIGINAL["read_capture"](data, path=path, blob=blob, check=check)
     messages = tuple(dataclasses.replace(m, name=None) for m in doc.messages)
     return dataclasses.replace(doc, messages=messages)
 

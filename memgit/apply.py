@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pygit2
@@ -25,6 +25,7 @@ from memgit.constants import (
 from memgit.errors import InvalidInputError
 from memgit.evidence import EvidenceUnit
 from memgit.gate.contract import Candidate, GateOutput
+from memgit.jsonio import json_as
 from memgit.layout import memory_path
 from memgit.memory import Memory, Source, Supersedes, new_memory_id, render_memory
 from memgit.secrets.redact import redact
@@ -53,18 +54,9 @@ class Decision:
 
     action: str
     memory_id: str
+    candidate_id: str | None = field(default=None, metadata=json_as(omit="none"))
+    target: str | None = field(default=None, metadata=json_as(omit="none"))
     path: str
-    candidate_id: str | None = None
-    target: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"action": self.action, "memory_id": self.memory_id}
-        if self.candidate_id is not None:
-            data["candidate_id"] = self.candidate_id
-        if self.target is not None:
-            data["target"] = self.target
-        data["path"] = self.path
-        return data
 
 
 def redact_candidates(gate: GateOutput, diagnostics: list[dict[str, Any]]) -> GateOutput:

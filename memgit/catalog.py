@@ -14,7 +14,7 @@ import pygit2
 
 from memgit.constants import MEMORIES_DIR, REFS_RETIRED
 from memgit.errors import MemgitError
-from memgit.memory import Memory, parse_memory
+from memgit.memory import Memory, read_memory
 from memgit.store.tree import read_blob, read_tree
 
 _BLOB_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
@@ -41,7 +41,7 @@ class Catalog:
         if found is None:
             return None
         path, blob = found
-        return parse_memory(read_blob(self.repo, blob), path=path)
+        return read_memory(read_blob(self.repo, blob), path=path)
 
     def text(self, memory_id: str) -> str | None:
         """The memory's title and body (the Gate's ``target_text``); None when it is not

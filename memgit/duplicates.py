@@ -78,7 +78,7 @@ def _load(
     if blob is None:
         return None
     try:
-        return read_memory(read_blob(repo, blob), path=path, blob=str(blob))
+        return read_memory(read_blob(repo, blob), path=path, blob=str(blob), check=False)
     except MemgitError:
         return None  # a broken file is memgit-schemas' business
 
@@ -94,15 +94,6 @@ class Held:
     memory_id: str | None = None
     path: str | None = None
     same_as: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "candidate_id": self.candidate_id,
-            "units": list(self.units),
-            "memory_id": self.memory_id,
-            "path": self.path,
-            "same_as": self.same_as,
-        }
 
 
 def without_duplicates(

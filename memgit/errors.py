@@ -7,7 +7,7 @@ Core code raises these and never prints; the CLI renders them as
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from enum import IntEnum
 from typing import Any
 
@@ -70,15 +70,6 @@ class Problem:
         line = f"error[{self.code}]: {where}{self.message}"
         return f"{line}\nhint: {self.hint}" if self.hint else line
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "path": self.path,
-            "field": self.field,
-            "hint": self.hint,
-        }
-
 
 class MemgitError(Exception):
     """Base of every expected memgit failure."""
@@ -119,10 +110,12 @@ class MemgitError(Exception):
         return "\n".join([*lines, *(f"hint: {hint}" for hint in hints)])
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.problem.to_dict()
-        data["exit_status"] = int(self.exit_status)
-        data["problems"] = [p.to_dict() for p in self.problems]
-        return data
+        """The first problem's fields, the exit status and every problem (``errors``
+        sits below ``jsonio``, so it renders its plain fields with ``asdict``)."""
+        return asdict(self.problem) | {
+            "exit_status": int(self.exit_status),
+            "problems": [asdict(problem) for problem in self.problems],
+        }
 
     @classmethod
     def from_problems(cls, problems: list[Problem] | tuple[Problem, ...]) -> MemgitError:
@@ -171,6 +164,14 @@ class ChecksFailedError(MemgitError):
 
     code = "checks-failed"
     exit_status = ExitStatus.PROBLEMS
+
+
+def text_field(data: dict[str, Any], key: str, path: str) -> str:
+    """A committed file's required text field; ``schema`` error when it holds none."""
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise field_error(path, key, "a non-empty string")
+    return value
 
 
 def field_error(path: str, field: str, expected: str) -> InvalidInputError:

@@ -40,6 +40,7 @@ class Forgotten:
     captures: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """Each (id, path) pair as an object."""
         return {
             "commit": self.commit,
             "memories": [{"id": memory_id, "path": path} for memory_id, path in self.memories],
@@ -99,7 +100,7 @@ def _quoted_captures(
     """(path -> blob id) of the captures in ``tree`` a memory's sources quote; none for a
     memory file that cannot be read (it names no captures that can be trusted)."""
     try:
-        memory = read_memory(read_blob(git, blob), path=path, blob=str(blob))
+        memory = read_memory(read_blob(git, blob), path=path, blob=str(blob), check=False)
     except MemgitError:
         return {}
     found = {}

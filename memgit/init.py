@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
@@ -96,20 +95,6 @@ class InitResult:
     hooks_installed: bool = False
     hooks_written: tuple[str, ...] = ()
     clone: CloneSetup | None = None  # the remote this clone syncs with, and what came
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "new_repository": self.new_repository,
-            "commit": self.commit,
-            "created": list(self.created),
-            "existing": list(self.existing),
-            "remotes_configured": list(self.remotes_configured),
-            "merge_driver_configured": self.merge_driver_configured,
-            "hooks_installed": self.hooks_installed,
-            "hooks_written": list(self.hooks_written),
-            "clone": self.clone.to_dict() if self.clone is not None else None,
-        }
 
 
 def init_repository(path: Path, *, install_hooks: bool = False) -> InitResult:

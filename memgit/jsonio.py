@@ -15,12 +15,15 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, is_dataclass
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from memgit.constants import MAX_JSON_DEPTH
-from memgit.errors import InvalidInputError
+from memgit.errors import InvalidInputError, MemgitError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -31,6 +34,21 @@ _STRINGS = re.compile(_STRING, re.DOTALL)
 _TOKENS = re.compile(_STRING + r"|[\[\]{}]", re.DOTALL)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]++")
 _NESTING = {"[": 1, "{": 1, "]": -1, "}": -1}
+_JSON_AS = "memgit.json_as"
+
+Omit = Literal["always", "none", "empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class _As:
+    """How ``json_fields`` renders one field (see ``json_as``)."""
+
+    key: str | None = None
+    omit: Omit | None = None
+    before: tuple[str, ...] = ()
+
+
+_PLAIN = _As()
 
 
 def decode_utf8(data: bytes | str, *, source: str) -> str:
@@ -91,21 +109,55 @@ def render_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
+def json_as(
+    *, key: str | None = None, omit: Omit | None = None, before: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Field metadata telling ``json_fields`` how a field renders: under another
+    ``key``; left out ``always``, when ``none`` or when ``empty``; and after the
+    computed properties named in ``before``. Declared once on the field, so that no
+    value restates its fields in a ``to_dict`` of its own."""
+    return {_JSON_AS: _As(key, omit, before)}
+
+
 def json_fields(value: Any, *names: str) -> dict[str, Any]:
-    """The named attributes (by default every field) of a frozen dataclass value as
-    JSON data, in that order: the one serialiser of memgit's values, so that a value
-    nested in another (a memory in a recall hit) renders the same everywhere. Tuples
-    become lists, values with a ``to_dict`` their dicts."""
-    names = names or tuple(field.name for field in fields(value))
-    return {name: _plain(getattr(value, name)) for name in names}
+    """The named attributes (by default every field, as ``json_as`` declares it) of a
+    frozen dataclass value as JSON data, in that order."""
+    if names:
+        return {name: json_data(getattr(value, name)) for name in names}
+    data: dict[str, Any] = {}
+    for field in fields(value):
+        how: _As = field.metadata.get(_JSON_AS, _PLAIN)
+        for name in how.before:
+            data[name] = json_data(getattr(value, name))
+        item = getattr(value, field.name)
+        if how.omit == "always" or (how.omit == "none" and item is None):
+            continue
+        if how.omit == "empty" and not item:
+            continue
+        data[how.key or field.name] = json_data(item)
+    return data
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(item) for item in value]
+@overload
+def json_data(value: DataclassInstance | MemgitError) -> dict[str, Any]: ...
+@overload
+def json_data(value: tuple[Any, ...] | list[Any]) -> list[Any]: ...
+@overload
+def json_data(value: Any) -> Any: ...
+def json_data(value: Any) -> Any:
+    """Any memgit value as JSON data: the one serialiser, so that a value nested in
+    another (a memory in a recall hit) renders the same everywhere. Tuples become
+    lists; a value with a ``to_dict`` (one that computes its form) gives that, any
+    other dataclass its ``json_fields``."""
+    if isinstance(value, tuple | list):
+        return [json_data(item) for item in value]
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    return value.to_dict() if hasattr(value, "to_dict") else value
+        return {key: json_data(item) for key, item in value.items()}
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return json_fields(value)
+    return value
 
 
 def json_path(parts: Iterable[str | int]) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from memgit.derived.lexical import LexicalIndex, Snapshot
 from memgit.derived.overview import read_overview
 from memgit.derived.refresh import Progress
+from memgit.jsonio import json_fields
 from memgit.memory import Memory
 
 MAX_LIST = 50
@@ -59,6 +60,7 @@ class RepoMap:
         return lines
 
     def to_dict(self) -> dict[str, Any]:
+        """Each (name, count) pair as an object, the recent memories as their front matter."""
         return {
             "commit": self.commit,
             "memories": self.memories,
@@ -69,7 +71,7 @@ class RepoMap:
             "more_scopes": self.more_scopes,
             "types": [{"type": name, "memories": count} for name, count in self.types],
             "more_types": self.more_types,
-            "recent": [memory.to_dict(*_RECENT_KEYS) for memory in self.recent],
+            "recent": [json_fields(memory, *_RECENT_KEYS) for memory in self.recent],
             "terms": [{"term": term, "memories": count} for term, count in self.terms],
         }
 

@@ -6,12 +6,11 @@ import hashlib
 import re
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import PurePosixPath
+from dataclasses import dataclass, field
 from typing import Any
 
-from memgit.errors import InvalidInputError, field_error
-from memgit.jsonio import decode_utf8, json_fields
+from memgit.errors import InvalidInputError, field_error, text_field
+from memgit.jsonio import decode_utf8, json_as, json_fields
 from memgit.layout import memory_path
 from memgit.schemas import iter_schema_problems
 from memgit.yamlio import join_front_matter, parse_yaml, split_front_matter
@@ -19,23 +18,6 @@ from memgit.yamlio import join_front_matter, parse_yaml, split_front_matter
 # Crockford-style base32 without i, l, o, u: readable and safe in any file system.
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 ID_LENGTH = 12
-
-# Front matter keys in the order they are written, so diffs stay small.
-FIELD_ORDER = (
-    "id",
-    "type",
-    "scope",
-    "title",
-    "status",
-    "tags",
-    "created",
-    "updated",
-    "origin",
-    "author",
-    "supersedes",
-    "sources",
-)
-_OMITTED_WHEN_EMPTY = ("tags", "supersedes")
 
 
 def new_memory_id(seed: bytes | None = None) -> str:
@@ -57,12 +39,8 @@ class Source:
     unit: str
     quote: str
     blob: str
-    start: int | None = None
-    end: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = json_fields(self, "capture", "unit", "quote", "blob", "start", "end")
-        return {key: value for key, value in data.items() if value is not None}
+    start: int | None = field(default=None, metadata=json_as(omit="none"))
+    end: int | None = field(default=None, metadata=json_as(omit="none"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,109 +50,78 @@ class Supersedes:
     id: str
     commit: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self, "id", "commit")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Memory:
-    """A memory, however it was read: strictly by :func:`parse_memory` (hooks, runs),
-    fast by :func:`memgit.memory.read_memory` (the index, which may lack
-    ``created``/``updated``), or back from the index's rows (no body, origin, author
-    or source offsets: recall reads the blob when it needs the body).
+    """A memory, however it was read: by :func:`read_memory`, checked (hooks, runs) or
+    fast (the index, which may lack ``created``/``updated``), or back from the index's
+    rows (no body, origin, author or source offsets: recall reads the blob when it
+    needs the body).
 
-    ``file`` and ``blob`` are where the index read it. The strict parser sets
-    neither, nor does a memory built to be written: their :attr:`path` is where
-    the scope and id say the file belongs, which the hooks compare with where it is.
+    ``file`` and ``blob`` are where it was read from a tree. A checked read of a file's
+    text sets neither, nor does a memory built to be written: their :attr:`path` is
+    where the scope and id say the file belongs, which the hooks compare with where it
+    is.
     """
 
     id: str
     type: str
     scope: str
     title: str
-    body: str
-    created: str | None = None
-    updated: str | None = None
-    origin: str = "memgit"
     status: str = "active"
-    author: str | None = None
-    tags: tuple[str, ...] = ()
-    supersedes: tuple[Supersedes, ...] = ()
+    tags: tuple[str, ...] = field(default=(), metadata=json_as(omit="empty"))
+    created: str | None = field(default=None, metadata=json_as(omit="none"))
+    updated: str | None = field(default=None, metadata=json_as(omit="none"))
+    origin: str = "memgit"
+    author: str | None = field(default=None, metadata=json_as(omit="none"))
+    supersedes: tuple[Supersedes, ...] = field(default=(), metadata=json_as(omit="empty"))
     sources: tuple[Source, ...] = ()
-    file: str | None = None
-    blob: str | None = None
+    body: str = field(metadata=json_as(omit="always"))
+    file: str | None = field(default=None, metadata=json_as(omit="always"))
+    blob: str | None = field(default=None, metadata=json_as(omit="always"))
 
     @property
     def path(self) -> str:
         """The file it was read from, else the one its scope and id name."""
         return self.file if self.file is not None else memory_path(self.scope, self.id)
 
-    def to_dict(self, *names: str) -> dict[str, Any]:
-        """The fields ``names`` lists (by default the front matter's) as JSON data."""
-        return json_fields(self, *(names or FIELD_ORDER))
-
     def front_matter(self) -> dict[str, Any]:
-        return {
-            key: value
-            for key, value in self.to_dict().items()
-            if value is not None and (value or key not in _OMITTED_WHEN_EMPTY)
-        }
+        """The file's front matter: the fields in the order they are written, so that
+        diffs stay small, without the empty optional ones."""
+        return json_fields(self)
 
 
 def render_memory(memory: Memory) -> str:
     return join_front_matter(memory.front_matter(), memory.body)
 
 
-def parse_memory(text: str | bytes, *, path: str) -> Memory:
-    """Parse and check a memory file; the id must match the file name."""
-    data, body = split_front_matter(decode_utf8(text, source=path), source=path)
-    problems = list(iter_schema_problems(data, "memory", path=path))
-    if problems:
-        raise InvalidInputError.from_problems(problems)
-    if path.endswith(".md") and PurePosixPath(path).stem != data["id"]:
-        raise InvalidInputError(
-            f"id {data['id']!r} does not match the file name",
-            code="id-mismatch",
-            path=path,
-            field="id",
-            hint="a memory file is named after its id: <id>.md",
-        )
-    return Memory(
-        id=data["id"],
-        type=data["type"],
-        scope=data["scope"],
-        title=data["title"],
-        body=body,
-        created=data["created"],
-        updated=data["updated"],
-        origin=data["origin"],
-        status=data["status"],
-        author=data.get("author"),
-        tags=tuple(data.get("tags", ())),
-        supersedes=tuple(Supersedes(**item) for item in data.get("supersedes", ())),
-        sources=tuple(Source(**item) for item in data.get("sources", ())),
-    )
-
-
-# The fast reader, for the index and every flow that reads committed files: the same
-# Memory as parse_memory's, holding the fields recall needs. Reading 100,000 files
-# through the strict loader and the JSON Schemas takes minutes (1.6 ms a file), so
-# read_memory reads the front matter through libyaml's event parser with the strict
-# loader's rules applied event by event (memgit.yamlio); anything the fast path does not
-# accept outright goes to the strict loader, which reads it the same way or raises the
-# precise error (about 40 us a file). It is a reader, not a validator: full checks are
-# the hooks' and `memgit verify`'s job.
+# The one reader of memory files. Reading 100,000 files through the JSON Schemas takes
+# minutes (1.6 ms a file), so with ``check=False`` read_memory checks only what building
+# the Memory needs, reading the front matter through libyaml's event parser with the
+# strict loader's rules applied event by event (memgit.yamlio); anything that fast
+# path does not accept outright goes to the strict loader, which reads it the same way
+# or raises the precise error (about 40 us a file). By default (the hooks, runs and
+# merges) the front matter is validated against the schema first, every problem named;
+# ``check=False`` (the index, recall and the flows reading committed files) skips that.
 _OPENING_FENCE = re.compile(r"---\r?\n")
 _CLOSING_FENCE = re.compile(r"^---(?:\r?\n|\Z)", re.MULTILINE)
 
 
-def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
-    """The memory in a file's bytes; InvalidInputError names what is wrong."""
+def read_memory(
+    data: str | bytes, *, path: str, blob: str | None = None, check: bool = True
+) -> Memory:
+    """The memory in a file's text; InvalidInputError names what is wrong. With a
+    ``blob`` (a file read from a tree) the Memory's ``file`` is ``path``; without, its
+    :attr:`~Memory.path` is where its scope and id say it belongs, which the hooks
+    compare with where it is. The id must match a ``.md`` file's name."""
     text = decode_utf8(data, source=path)
     front, body = _split(text, path)
-    where = {"path": path}
-    memory_id = _text(front, "id", where)
-    if path.rpartition("/")[2].removesuffix(".md") != memory_id:
+    if check:
+        problems = list(iter_schema_problems(front, "memory", path=path))
+        if problems:
+            raise InvalidInputError.from_problems(problems)
+    memory_id = text_field(front, "id", path)
+    if path.endswith(".md") and path.rpartition("/")[2].removesuffix(".md") != memory_id:
         raise InvalidInputError(
             f"id {memory_id!r} does not match the file name",
             code="id-mismatch",
@@ -187,16 +134,16 @@ def read_memory(data: bytes, *, path: str, blob: str) -> Memory:
         raise field_error(path, "tags", "a list of strings")
     origin, author = front.get("origin"), front.get("author")
     return Memory(
-        file=path,
+        file=path if blob is not None else None,
         blob=blob,
         id=memory_id,
-        type=_text(front, "type", where),
-        scope=_text(front, "scope", where),
-        title=_text(front, "title", where),
+        type=text_field(front, "type", path),
+        scope=text_field(front, "scope", path),
+        title=text_field(front, "title", path),
         body=body,
         tags=tuple(tags),
-        created=_optional_text(front, "created", where),
-        updated=_optional_text(front, "updated", where),
+        created=_optional_text(front, "created", path),
+        updated=_optional_text(front, "updated", path),
         origin=origin if isinstance(origin, str) else "memgit",
         author=author if isinstance(author, str) else None,
         sources=tuple(_iter_sources(front.get("sources"), path)),
@@ -226,19 +173,12 @@ def _split(text: str, path: str) -> tuple[dict[str, Any], str]:
     return front, text[closing.end() :]
 
 
-def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise field_error(where["path"], key, "a non-empty string")
-    return value
-
-
-def _optional_text(data: dict[str, Any], key: str, where: dict[str, str]) -> str | None:
+def _optional_text(data: dict[str, Any], key: str, path: str) -> str | None:
     value = data.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
-        raise field_error(where["path"], key, "a string")
+        raise field_error(path, key, "a string")
     return value
 
 

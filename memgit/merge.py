@@ -22,7 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from memgit.errors import MemgitError
-from memgit.memory import Memory, Supersedes, parse_memory, render_memory
+from memgit.jsonio import json_data
+from memgit.memory import Memory, Supersedes, read_memory, render_memory
 
 MARKER_SIZE = 7
 _SCALARS = ("type", "scope", "title", "status", "origin", "author", "body")
@@ -65,8 +66,11 @@ def merge_trivially(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
 def merge_memory(base: bytes, ours: bytes, theirs: bytes, *, path: str) -> Merged:
     """Field-wise merge of one memory file (an empty base: the file is new on both)."""
     try:
-        old = parse_memory(base, path=path) if base.strip() else None
-        mine, other = parse_memory(ours, path=path), parse_memory(theirs, path=path)
+        old = read_memory(base, path=path) if base.strip() else None
+        mine, other = (
+            read_memory(ours, path=path),
+            read_memory(theirs, path=path),
+        )
     except MemgitError:
         return conflict(ours, theirs)
     resolved: dict[str, Any] = {}
@@ -89,7 +93,7 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, *, path: str) -> Merge
         )
     merged = render_memory(replace(mine, **resolved))
     try:
-        parse_memory(merged, path=path)
+        read_memory(merged, path=path)
     except MemgitError:  # e.g. more tags together than a memory may have
         return conflict(ours, theirs)
     return Merged(data=merged.encode("utf-8"))
@@ -166,8 +170,7 @@ def _one_per_memory(supersedes: Sequence[Supersedes]) -> tuple[Supersedes, ...]:
 
 
 def _key(item: Any) -> str:
-    data = item.to_dict() if hasattr(item, "to_dict") else item
-    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return json.dumps(json_data(item), sort_keys=True, ensure_ascii=False)
 
 
 def _by_time(mine: str | None, other: str | None, choose: Callable[..., Any]) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 import pygit2
 
 from memgit.errors import InvalidInputError
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data, json_fields
 from memgit.memory import Memory, Source
 from memgit.turn import Message, Turn, read_capture
 
@@ -69,7 +69,8 @@ class SourceEvidence:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.source.to_dict()
+        """The source's fields, with its turn (or why it could not be read) when looked up."""
+        data = json_data(self.source)
         if self.turn is not None or self.error is not None:
             data["turn"] = _evidence_turn(self.turn) if self.turn is not None else None
         if self.error is not None:
@@ -87,7 +88,7 @@ def source_evidence(repo: pygit2.Repository, source: Source) -> SourceEvidence:
             error=f"blob {source.blob[:12]} is not in this repository (not fetched, or purged)",
         )
     try:
-        turn = read_capture(obj.data, path=source.capture, blob=source.blob)
+        turn = read_capture(obj.data, path=source.capture, blob=source.blob, check=False)
     except InvalidInputError as err:
         return SourceEvidence(source=source, error=err.message)
     return SourceEvidence(source=source, turn=turn)
@@ -114,9 +115,6 @@ class Successor:
     title: str
     path: str
     active: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,7 +147,9 @@ class MemoryHit:
         return "retired" if self.retired else "active"
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.memory.to_dict("id", "type", "scope", "title", "path", "tags", "updated")
+        """The memory's recall fields beside the hit's, the score rounded, successors only
+        when retired, in the documented key order."""
+        data = json_fields(self.memory, "id", "type", "scope", "title", "path", "tags", "updated")
         data |= json_fields(self, "status", "matched_terms", "expanded_terms", "snippet")
         data |= json_fields(self, "commit", "uncommitted")
         data |= json_fields(self, "sources", "source_turns", "superseded_by", "chain")
@@ -193,6 +193,8 @@ class TurnHit:
         return self.removed_in is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """The turn's and message's fields flattened beside the hit's, the score rounded,
+        in the documented key order."""
         data = json_fields(self.turn, "source", "session", "seq", "timestamp", "thread", "blob")
         data |= json_fields(self.message, "role", "name")
         data |= json_fields(self, "capture", "matched_terms", "context_terms", "snippet")
@@ -211,7 +213,8 @@ class HiddenMatch:
     hidden_by: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.memory.to_dict("id", "title", "scope", "type")
+        """The memory's identifying fields beside the rounded score."""
+        data = json_fields(self.memory, "id", "title", "scope", "type")
         return data | {"score": round(self.score, 4), "hidden_by": list(self.hidden_by)}
 
 
@@ -235,7 +238,8 @@ class RetiredMatch:
         return self.superseded_by is None
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.memory.to_dict("id", "title", "scope", "type")
+        """The memory's identifying fields beside the rounded score and the retirement."""
+        data = json_fields(self.memory, "id", "title", "scope", "type")
         data["score"] = round(self.score, 4)
         return data | json_fields(
             self, "matched_terms", "ref", "commit", "superseded_by", "retracted", "chain"
@@ -249,9 +253,6 @@ class FileProblem:
     path: str
     code: str
     message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,9 +275,6 @@ class Trace:
     problems_total: int = 0
     index: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ranked:
@@ -289,6 +287,7 @@ class Ranked:
     score: float
 
     def to_dict(self, pack: EvidencePack) -> dict[str, Any]:
+        """A place in the ranking, named by memory id or by capture and message."""
         if self.kind == "memory":
             return {
                 "kind": "memory",
@@ -358,9 +357,10 @@ class EvidencePack:
         return [*self.turns, *(turn for hit in self.memories for turn in hit.source_turns)]
 
     def to_dict(self) -> dict[str, Any]:
+        """Each hit with its relevance, and the ranking named through the hits."""
         memories = []
         for hit in self.memories:
-            data = _with_relevance(hit.to_dict(), self.relevance(hit))
+            data = _with_relevance(json_data(hit), self.relevance(hit))
             data["source_turns"] = [
                 _with_relevance(item, self.relevance(turn))
                 for item, turn in zip(data["source_turns"], hit.source_turns, strict=True)
@@ -373,9 +373,9 @@ class EvidencePack:
             "filters": self.filters,
             "miss": self.miss,
             "memories": memories,
-            "turns": [_with_relevance(hit.to_dict(), self.relevance(hit)) for hit in self.turns],
+            "turns": [_with_relevance(json_data(hit), self.relevance(hit)) for hit in self.turns],
             "ranked": [place.to_dict(self) for place in self.ranked],
-            "trace": self.trace.to_dict(),
+            "trace": json_data(self.trace),
         }
 
 

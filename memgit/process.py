@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from memgit.gate.contract import (
 )
 from memgit.gate.prompt import GateRequest
 from memgit.governance.checks import Governance
-from memgit.jsonio import render_json
+from memgit.jsonio import json_as, json_data, render_json
 from memgit.layout import capture_path
 from memgit.proposals import branch_name, held_units
 from memgit.propose import needs_review
@@ -79,47 +79,29 @@ Progress = Callable[[int, int], None]
 class RunOutcome:
     run_id: str
     commit: str
+    # The proposal branch the run was committed on, when review held it back.
+    proposal: str | None = None
     backend: str
     model: str | None
     captures: tuple[str, ...]
     decisions: tuple[Decision, ...]
     diagnostics: tuple[dict[str, Any], ...] = ()
-    # The proposal branch the run was committed on, when review held it back.
-    proposal: str | None = None
     # The CREATEs dropped because an active memory already holds what they say.
-    held: tuple[Held, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "commit": self.commit,
-            "proposal": self.proposal,
-            "backend": self.backend,
-            "model": self.model,
-            "captures": list(self.captures),
-            "decisions": [d.to_dict() for d in self.decisions],
-            "diagnostics": list(self.diagnostics),
-            "already_held": [item.to_dict() for item in self.held],
-        }
+    held: tuple[Held, ...] = field(default=(), metadata=json_as(key="already_held"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProcessResult:
     runs: tuple[RunOutcome, ...]
-    cleanup_commit: str | None = None
+    cleanup_commit: str | None = field(default=None, metadata=json_as(before=("proposed",)))
     expired: tuple[str, ...] = ()
     stuck: tuple[str, ...] = ()
     remaining: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "runs": [run.to_dict() for run in self.runs],
-            "proposed": sum(run.proposal is not None for run in self.runs),
-            "cleanup_commit": self.cleanup_commit,
-            "expired": list(self.expired),
-            "stuck": list(self.stuck),
-            "remaining": self.remaining,
-        }
+    @property
+    def proposed(self) -> int:
+        """How many runs review held back on a proposal branch."""
+        return sum(run.proposal is not None for run in self.runs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -333,7 +315,7 @@ def _turn_before(
     if blob is None:
         return None
     try:
-        turn = read_capture(read_blob(repo, str(blob)), path=path, blob=str(blob))
+        turn = read_capture(read_blob(repo, str(blob)), path=path, blob=str(blob), check=False)
     except MemgitError:
         return None
     units = units_of(turn, capture=path, blob=str(blob))
@@ -358,8 +340,10 @@ def request_for(
     as_of: pygit2.Commit | None = None,
 ) -> GateRequest:
     limit = gate_setting(settings, "related_memories", DEFAULT_RELATED)
-    supporting = [unit for unit in batch.units if unit.can_support]
-    related = related_memories(index, tree, supporting, limit=limit, as_of=as_of)
+    # The user's words of the turn shown as context count too: "sorry, it's the 15th"
+    # shares no word with the memory of the turn before that it corrects.
+    said = [unit for unit in batch.units if unit.can_support or unit.role == "user"]
+    related = related_memories(index, tree, said, limit=limit, as_of=as_of)
     return GateRequest(units=batch.units, related=related, settings=settings)
 
 
@@ -484,7 +468,7 @@ def run_change(
         prompt_digest=spec.prompt_digest,
         gate_output=answer.raw,
         inputs=tuple(RunInput(path=c.path, blob=c.blob) for c in (*spec.batch.context, *captures)),
-        decisions=tuple(d.to_dict() for d in applied),
+        decisions=tuple(json_data(d) for d in applied),
         diagnostics=(*spec.diagnostics, *dropped),
     )
     files[record.path] = render_run_record(record).encode("utf-8")
@@ -531,7 +515,7 @@ def recorded_batch(repo: pygit2.Repository, record: RunRecord) -> _Batch:
     covered = {row.get("unit_id") for row in record.gate_output.get("coverage", ())}
     captures = []
     for item in record.inputs:
-        turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob)
+        turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob, check=False)
         units = tuple(
             unit if unit.id in covered else replace(unit, can_support=False)
             for unit in units_of(turn, capture=item.path, blob=item.blob)

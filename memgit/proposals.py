@@ -17,9 +17,10 @@ from typing import Any
 import pygit2
 
 from memgit.constants import REFS_APPLIED, REFS_PROPOSALS, REFS_REJECTED, TRAILER_REJECTED
-from memgit.errors import MemgitError, UsageError
+from memgit.errors import ConflictError, MemgitError, UsageError
 from memgit.layout import run_path
 from memgit.runrecord import RunRecord, parse_run_record, read_coverage
+from memgit.store.repository import head_branch
 from memgit.store.tree import blob_at, read_blob
 from memgit.trailers import parse_trailers, render_message
 
@@ -165,6 +166,27 @@ def find_proposal(repo: pygit2.Repository, tree: pygit2.Tree | None, run_id: str
         field="ID",
         hint="`memgit review list --all` shows every proposal's run id",
     )
+
+
+def open_proposal(
+    repo: pygit2.Repository,
+    run_id: str,
+    *,
+    closed: str = " already",
+    hint: str = "`memgit review list --all` shows what happened to it",
+) -> Proposal:
+    """The proposal of ``run_id`` on the branch's tip, which approve, reject and push act
+    on only while it is open: ``proposal-closed`` (a conflict) once it was decided."""
+    tip = repo.references[head_branch(repo)].peel(pygit2.Commit)
+    proposal = find_proposal(repo, tip.tree, run_id)
+    if proposal.state != OPEN:
+        raise ConflictError(
+            f"proposal {run_id} is {proposal.state}{closed}",
+            code="proposal-closed",
+            path=proposal.ref,
+            hint=hint,
+        )
+    return proposal
 
 
 def held_units(

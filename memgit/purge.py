@@ -25,7 +25,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
@@ -60,13 +59,6 @@ class Purged:
     refs: tuple[RefMove, ...]
     remotes: tuple[str, ...]
     pushed: tuple[RemotePush, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "refs": [move.to_dict() for move in self.refs],
-            "remotes": list(self.remotes),
-            "pushed": [remote.to_dict() for remote in self.pushed],
-        }
 
 
 @dataclass(slots=True)
@@ -220,7 +212,7 @@ def _scan(git: pygit2.Repository, names: list[str], ids: list[str], with_sources
         found.ids.add(memory_id)
         found.blobs.add(blob)
         try:
-            memory = read_memory(read_blob(git, blob), path=path, blob=blob)
+            memory = read_memory(read_blob(git, blob), path=path, blob=blob, check=False)
         except MemgitError:
             continue
         found.texts.add(memory.title)

@@ -56,6 +56,8 @@ _TYPE = re.compile(r"[a-z][a-z0-9-]{0,31}")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecallOptions:
+    """What a recall is bounded and filtered by: the CLI's and MCP's options, passed whole."""
+
     k: int = 10
     scope: str | None = None
     type: str | None = None
@@ -246,7 +248,7 @@ class _Collector:
         if not isinstance(obj, pygit2.Blob):
             return None
         try:
-            return read_capture(obj.data, path=capture, blob=blob)
+            return read_capture(obj.data, path=capture, blob=blob, check=False)
         except InvalidInputError:
             return None
 
@@ -419,7 +421,11 @@ class _Collector:
         if data is None:
             return None
         try:
-            return read_capture(data, path=turn.path, blob=row.blob).messages[row.index].content
+            return (
+                read_capture(data, path=turn.path, blob=row.blob, check=False)
+                .messages[row.index]
+                .content
+            )
         except (InvalidInputError, IndexError):
             return None
 

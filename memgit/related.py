@@ -49,7 +49,11 @@ def related_memories(
         if blob is None:
             continue  # the index is stamped with another tree than the run's
         try:
-            found.append(read_memory(read_blob(index.repo, blob), path=memory.path, blob=str(blob)))
+            found.append(
+                read_memory(
+                    read_blob(index.repo, blob), path=memory.path, blob=str(blob), check=False
+                )
+            )
         except MemgitError:
             continue  # a broken file is memgit-schemas' business, not context
     return tuple(found)

@@ -46,22 +46,11 @@ class Remembered:
 
     memory_id: str
     path: str
+    already_held: bool = False
     capture: str | None
     run_id: str | None
     commit: str | None
     proposal: str | None
-    already_held: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "memory_id": self.memory_id,
-            "path": self.path,
-            "already_held": self.already_held,
-            "capture": self.capture,
-            "run_id": self.run_id,
-            "commit": self.commit,
-            "proposal": self.proposal,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,37 +117,7 @@ def remember(
     make it a memory in one checked run."""
     from memgit.process import process_inbox
 
-    stripped = text.strip()
-    if not MIN_TEXT <= len(stripped) <= MAX_TEXT:
-        raise InvalidInputError(
-            f"the text to remember has {len(stripped)} characters; it needs "
-            f"{MIN_TEXT} to {MAX_TEXT}",
-            code="invalid-text",
-            field="TEXT",
-            hint="say one thing to remember; capture a long document as a turn instead",
-        )
-    if title is not None and (not title.strip() or len(title) > 200 or not title.isprintable()):
-        raise InvalidInputError(
-            "a title is 1 to 200 printable characters on one line",
-            code="invalid-text",
-            field="--title",
-        )
-    chosen_scope = check_scope(scope or settings.scopes[0], field="--scope")
-    if chosen_scope.split("/", 1)[0] not in settings.scopes:
-        raise InvalidInputError(
-            f"scope {chosen_scope!r} does not start with one of memgit.yaml's scopes "
-            f"({', '.join(settings.scopes)})",
-            code="unknown-scope",
-            field="--scope",
-        )
-    chosen_kind = kind or ("fact" if "fact" in settings.memory_types else settings.memory_types[0])
-    if chosen_kind not in settings.memory_types:
-        raise InvalidInputError(
-            f"type {chosen_kind!r} is not one of memgit.yaml's memory_types "
-            f"({', '.join(settings.memory_types)})",
-            code="unknown-type",
-            field="--type",
-        )
+    chosen_scope, chosen_kind = _check(settings, text, title=title, scope=scope, kind=kind)
     held = _held(git, index, text, title=title, scope=chosen_scope)
     if held is not None:
         return held
@@ -197,6 +156,44 @@ def remember(
         path=captured,
         hint="`memgit recall` finds what was made of it; run the command again to add it anew",
     )
+
+
+def _check(
+    settings: Settings, text: str, *, title: str | None, scope: str | None, kind: str | None
+) -> tuple[str, str]:
+    """The scope and type the memory gets; every refusal comes before anything is written."""
+    stripped = text.strip()
+    if not MIN_TEXT <= len(stripped) <= MAX_TEXT:
+        raise InvalidInputError(
+            f"the text to remember has {len(stripped)} characters; it needs "
+            f"{MIN_TEXT} to {MAX_TEXT}",
+            code="invalid-text",
+            field="TEXT",
+            hint="say one thing to remember; capture a long document as a turn instead",
+        )
+    if title is not None and (not title.strip() or len(title) > 200 or not title.isprintable()):
+        raise InvalidInputError(
+            "a title is 1 to 200 printable characters on one line",
+            code="invalid-text",
+            field="--title",
+        )
+    chosen_scope = check_scope(scope or settings.scopes[0], field="--scope")
+    if chosen_scope.split("/", 1)[0] not in settings.scopes:
+        raise InvalidInputError(
+            f"scope {chosen_scope!r} does not start with one of memgit.yaml's scopes "
+            f"({', '.join(settings.scopes)})",
+            code="unknown-scope",
+            field="--scope",
+        )
+    chosen_kind = kind or ("fact" if "fact" in settings.memory_types else settings.memory_types[0])
+    if chosen_kind not in settings.memory_types:
+        raise InvalidInputError(
+            f"type {chosen_kind!r} is not one of memgit.yaml's memory_types "
+            f"({', '.join(settings.memory_types)})",
+            code="unknown-type",
+            field="--type",
+        )
+    return chosen_scope, chosen_kind
 
 
 def _held(

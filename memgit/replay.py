@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
 from typing import Any
@@ -32,6 +32,7 @@ from memgit.derived.lookup import IndexLookup
 from memgit.errors import Problem, UsageError
 from memgit.gate.backends import Backend
 from memgit.gate.contract import GateOutputError
+from memgit.jsonio import json_as, json_data
 from memgit.layout import check_run_id, run_path
 from memgit.process import RunSpec, check_answer, recorded_batch, request_for, run_change
 from memgit.runrecord import parse_run_record
@@ -64,6 +65,7 @@ class FileChange:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """Whether each side holds the file, not its blob ids, beside the diff."""
         return {
             "path": self.path,
             "committed": self.committed is not None,
@@ -81,7 +83,7 @@ class Replay:
     backend: str
     model: str | None
     same_prompt: bool
-    committed: tuple[dict[str, Any], ...]
+    committed: tuple[dict[str, Any], ...] = field(metadata=json_as(before=("same",)))
     replayed: tuple[dict[str, Any], ...]
     refused: tuple[Problem, ...]
     files: tuple[FileChange, ...]
@@ -90,20 +92,6 @@ class Replay:
     def same(self) -> bool:
         """Whether the replay would have written exactly what the run did."""
         return not self.refused and not self.files
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "commit": self.commit,
-            "backend": self.backend,
-            "model": self.model,
-            "same_prompt": self.same_prompt,
-            "same": self.same,
-            "committed": list(self.committed),
-            "replayed": list(self.replayed),
-            "refused": [problem.to_dict() for problem in self.refused],
-            "files": [change.to_dict() for change in self.files],
-        }
 
 
 def replay_runs(
@@ -162,7 +150,7 @@ def _replay(
         )
         applied: list[Any] = []
         change = run_change(lookup, settings, spec, catalog, parent, applied)
-        replayed = tuple(decision.to_dict() for decision in applied)
+        replayed = tuple(json_data(decision) for decision in applied)
         written = dict(change.files) if change is not None else {}
     return Replay(
         run_id=run_id,

@@ -2,50 +2,49 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from memgit.capture.inbox import CaptureResult, capture_turns
+from memgit.capture.inbox import CapturedTurn, CaptureResult, capture_turns
 from memgit.capture.read import parse_turn
 from memgit.errors import InvalidInputError, UsageError
 from memgit.init import InitResult, init_repository
+from memgit.jsonio import json_data
 from memgit.settings import Settings, parse_settings, read_config
 from memgit.store.recovery import finish_dead_writer
 from memgit.store.repository import open_repository
 from memgit.turn import Turn
 
 if TYPE_CHECKING:
-    from memgit.gate.backends import Backend
-    from memgit.gate.prompt import GateRequest
-    from memgit.governance.contradictions import Contradiction
-    from memgit.process import ProcessResult
-    from memgit.review.approve import Approval
-    from memgit.review.contradictions import Resolution
-    from memgit.review.push import Pushed
-    from memgit.review.reject import Rejection
-    from memgit.review.show import ProposalView
-
-if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus, LexicalIndex
+    from memgit.derived.lookup import IndexLookup
     from memgit.derived.refresh import Progress
     from memgit.files import TrackedFile
     from memgit.forget import Forgotten
+    from memgit.gate.backends import Backend
+    from memgit.gate.prompt import GateRequest
+    from memgit.governance.contradictions import Contradiction
     from memgit.governance.verify import VerifyResult
     from memgit.history.blame import Blame
     from memgit.history.diff import MemoryDiff
     from memgit.history.select import Snapshot
     from memgit.history.versions import MemoryHistory
-    from memgit.hosts.install import Installed
     from memgit.map import RepoMap
     from memgit.pack import EvidencePack
+    from memgit.process import ProcessResult
     from memgit.purge import Purged
+    from memgit.recall import RecallOptions
     from memgit.remember import Remembered
     from memgit.replay import Replay
+    from memgit.review.approve import Approval
+    from memgit.review.contradictions import Resolution
+    from memgit.review.push import Pushed
+    from memgit.review.reject import Rejection
+    from memgit.review.show import ProposalView
     from memgit.sharing.sync import SyncResult
 
 TurnInput = Turn | Mapping[str, Any] | str | bytes
@@ -69,16 +68,6 @@ class CaptureOutcome:
             "redactions": self.redactions,
             "duplicate": self.duplicate,
         }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DemoResult:
-    """What ``MemoryRepo.demo`` built: the repository, and what each step gave."""
-
-    path: Path
-    captures: tuple[CaptureOutcome, ...]
-    processed: ProcessResult
-    recalled: EvidencePack
 
 
 class MemoryRepo:
@@ -150,23 +139,6 @@ class MemoryRepo:
             return run_verify(git, commits_by_id(git, commit_ids))
         return run_verify(git, resolve_commits(git, rev_range, all_history=all_history))
 
-    @classmethod
-    def demo(cls, path: str | Path | None = None) -> DemoResult:
-        """Build the demo repository (a new temporary folder by default): capture the
-        bundled conversation, process it with the rules Gate, recall what was stored."""
-        from memgit.demo import DEMO_QUERY, bundled_conversation
-
-        target = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="memgit-demo-"))
-        cls.init(target)
-        repo = cls.open(target)
-        captures = tuple(
-            repo.capture(line, source=f"conversation.jsonl:{number}")
-            for number, line in enumerate(bundled_conversation(), start=1)
-        )
-        processed = repo.process(backend="rules")
-        recalled = repo.recall(DEMO_QUERY, k=3)
-        return DemoResult(path=target, captures=captures, processed=processed, recalled=recalled)
-
     def close(self) -> None:
         """Close the derived store's connection (a long-running program's repositories;
         a dropped MemoryRepo closes it too)."""
@@ -188,18 +160,10 @@ class MemoryRepo:
     def git_dir(self) -> Path:
         return Path(self.git.path)
 
-    def capture(self, turn: TurnInput, *, source: str = "<api>") -> CaptureOutcome:
+    def capture(self, turn: TurnInput, *, source: str = "<api>") -> CapturedTurn:
         """Redact and commit one turn; the same turn again is a no-op. A turn without a
         ``seq`` gets the next one of its session (the outcome's ``seq``)."""
-        result = self.capture_many([turn], source=source)
-        captured = result.turns[0]
-        return CaptureOutcome(
-            path=captured.path,
-            seq=captured.seq,
-            commit=result.commit,
-            redactions=captured.redactions,
-            duplicate=captured.duplicate,
-        )
+        return self.capture_many([turn], source=source).turns[0]
 
     def process(
         self,
@@ -304,10 +268,9 @@ class MemoryRepo:
         parsed = [
             parse_turn(_as_json(item), source=name) for item, name in zip(items, names, strict=True)
         ]
-        from memgit.derived.lookup import IndexLookup
         from memgit.governance.checks import Governance
 
-        lookup = IndexLookup(self._recall_index())
+        lookup = self._lookup()
         return capture_turns(
             self.git,
             parsed,
@@ -342,11 +305,9 @@ class MemoryRepo:
     def review_resolve(self, item: str, *, keep: str) -> Resolution:
         """Close contradiction ``item``: ``keep`` stays, the others leave the tree as
         replaced by it, in one checked commit (docs/review.md#contradictions)."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.review.contradictions import resolve
 
-        lookup = IndexLookup(self._recall_index())
-        return resolve(lookup, item, keep, author_fallback=self.settings.author)
+        return resolve(self._lookup(), item, keep, author_fallback=self.settings.author)
 
     def review_show(self, run_id: str) -> ProposalView:
         """A proposal's decisions with their memories, quotes and turns, and its diff."""
@@ -359,18 +320,15 @@ class MemoryRepo:
     ) -> Approval:
         """Bring a proposal into the branch: fast-forward, merge, or with ``rebase``
         (or ``only``) a replay of its Gate answer on the tip (docs/review.md)."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.review.approve import approve
 
-        lookup = IndexLookup(self._recall_index())
-        return approve(lookup, self.settings, run_id, only=only, rebase=rebase)
+        return approve(self._lookup(), self.settings, run_id, only=only, rebase=rebase)
 
     def review_reject(self, run_id: str, *, reason: str) -> Rejection:
         """Move a proposal under refs/memgit/rejected/, recording ``reason``."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.review.reject import reject
 
-        return reject(IndexLookup(self._recall_index()), self.settings, run_id, reason)
+        return reject(self._lookup(), self.settings, run_id, reason)
 
     def review_push(self, run_id: str, remote: str = "origin") -> Pushed:
         """Push a proposal's branch to ``remote`` (a pull request on a hosted service)."""
@@ -388,32 +346,22 @@ class MemoryRepo:
     def recall(
         self,
         query: str,
+        options: RecallOptions | None = None,
         *,
-        k: int = 10,
-        scope: str | None = None,
-        type: str | None = None,
-        exclude_thread: str | None = None,
-        from_turn: int | None = None,
-        evidence: bool = False,
         as_of: str | None = None,
-        include_retired: bool = False,
         progress: Progress | None = None,
+        **fields: Any,
     ) -> EvidencePack:
-        """Ranked memories and captured turns for ``query``, misses explained (docs/recall.md)."""
+        """Ranked memories and captured turns for ``query``, misses explained (docs/recall.md).
+        ``options`` (or its fields by name: ``k=3``) filters and bounds the answer; the
+        recall vocabulary is memgit.yaml's."""
         from memgit.recall import RecallOptions, recall
 
-        options = RecallOptions(
-            k=k,
-            scope=scope,
-            type=type,
-            exclude_thread=exclude_thread,
-            from_turn=from_turn,
-            evidence=evidence,
-            include_retired=include_retired,
-            vocabulary=self.settings.recall_vocabulary,
+        chosen = replace(
+            options or RecallOptions(), **fields, vocabulary=self.settings.recall_vocabulary
         )
         finish_dead_writer(self.git)
-        return recall(self._recall_index(), query, options, as_of=as_of, progress=progress)
+        return recall(self._recall_index(), query, chosen, as_of=as_of, progress=progress)
 
     def map(
         self, *, recent: int = 10, terms: int = 20, progress: Progress | None = None
@@ -428,14 +376,11 @@ class MemoryRepo:
         """Fetch ``remote`` (the branch's upstream by default), join it with the branch
         (checked, as every commit is), and push the result (docs/sharing.md).
         ``progress(step, done, total)`` hears of each step."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.sharing.sync import sync
 
         finish_dead_writer(self.git)
-        index = self._recall_index()
-        lookup = IndexLookup(index)
-        result = sync(self.git, self.settings, lookup, remote=remote, progress=progress)
-        index.warm()
+        result = sync(self.git, self.settings, self._lookup(), remote=remote, progress=progress)
+        self._recall_index().warm()
         return result
 
     def index_status(self) -> IndexStatus:
@@ -452,28 +397,7 @@ class MemoryRepo:
         index.rebuild(progress)
         return index.status()
 
-    # -- forget (memgit/forget.py, docs/history.md#memgit-forget) --------------
-
-    def install_host(
-        self, host: str, *, config_dir: str | Path | None = None, dry_run: bool = False
-    ) -> Installed:
-        """Merge memgit's hook for this repository into an agent host's configuration
-        (``claude-code`` or ``codex``; docs/hosts.md), idempotent, with a backup."""
-        from memgit.hosts.install import install
-
-        folder = Path(config_dir) if config_dir is not None else None
-        return install(host, self.workdir, config_dir=folder, dry_run=dry_run)
-
-    @staticmethod
-    def uninstall_host(
-        host: str, *, config_dir: str | Path | None = None, dry_run: bool = False
-    ) -> Installed:
-        """Take memgit's hook (for any memory repository) out of an agent host's
-        configuration, keeping everything else and a backup; no repository is needed."""
-        from memgit.hosts.install import uninstall
-
-        folder = Path(config_dir) if config_dir is not None else None
-        return uninstall(host, config_dir=folder, dry_run=dry_run)
+    # -- remember and forget (memgit/remember.py, memgit/forget.py) -----------
 
     def remember(
         self,
@@ -501,13 +425,12 @@ class MemoryRepo:
     def forget(self, memory_ids: Iterable[str], *, with_sources: bool = False) -> Forgotten:
         """Remove active memories from the branch in one commit (history keeps them);
         ``with_sources`` also removes the captures no other memory quotes."""
-        from memgit.derived.lookup import IndexLookup
         from memgit.forget import forget_memories
 
         finish_dead_writer(self.git)
         return forget_memories(
             self.git,
-            IndexLookup(self._recall_index()),
+            self._lookup(),
             memory_ids,
             with_sources=with_sources,
             author_fallback=self.settings.author,
@@ -606,6 +529,12 @@ class MemoryRepo:
         )
         return diff_snapshots(before, after)
 
+    def _lookup(self) -> IndexLookup:
+        """What the checks and the flows that write ask the derived store."""
+        from memgit.derived.lookup import IndexLookup
+
+        return IndexLookup(self._recall_index())
+
     def _recall_index(self) -> LexicalIndex:
         """One index handle per MemoryRepo, so queries after the first are warm."""
         index: LexicalIndex | None = getattr(self, "_lexical_index", None)
@@ -620,5 +549,5 @@ class MemoryRepo:
 def _as_json(item: TurnInput) -> dict[str, Any] | str | bytes:
     """Every turn is checked, including Turn values built in Python."""
     if isinstance(item, Turn):
-        return item.to_dict()
+        return json_data(item)
     return dict(item) if isinstance(item, Mapping) else item

@@ -7,7 +7,7 @@ from typing import Any
 
 from memgit.constants import FORMAT_VERSION
 from memgit.errors import InvalidInputError
-from memgit.jsonio import parse_json, render_json
+from memgit.jsonio import json_data, parse_json, render_json
 from memgit.layout import run_path
 from memgit.schemas import iter_schema_problems
 
@@ -37,6 +37,8 @@ class RunRecord:
         return run_path(self.run_id)
 
     def to_dict(self) -> dict[str, Any]:
+        """The run-record file's format: a version, the backend as an object, inputs by path
+        and blob."""
         backend: dict[str, Any] = {"name": self.backend}
         if self.model is not None:
             backend["model"] = self.model
@@ -54,7 +56,7 @@ class RunRecord:
 
 
 def render_run_record(record: RunRecord) -> str:
-    return render_json(record.to_dict())
+    return render_json(json_data(record))
 
 
 def parse_run_record(text: str | bytes, *, path: str) -> RunRecord:

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from memgit.constants import MAX_MESSAGE_BYTES
-from memgit.errors import InvalidInputError, field_error
-from memgit.jsonio import decode_utf8, json_fields
+from memgit.errors import InvalidInputError, field_error, text_field
+from memgit.jsonio import json_as, json_data, json_fields
 from memgit.layout import capture_path, check_segment
 from memgit.schemas import iter_schema_problems
 from memgit.secrets.redact import find_secrets, redact_together
@@ -22,23 +22,18 @@ class Message:
 
     role: str
     content: str
-    name: str | None = None
-    complete: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = json_fields(self, "role", "content", "name", "complete")
-        return {key: value for key, value in data.items() if value is not None}
+    name: str | None = field(default=None, metadata=json_as(omit="none"))
+    complete: bool | None = field(default=None, metadata=json_as(omit="none"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
     """One turn of a conversation as memgit stores it (after redaction).
 
-    Read strictly by :func:`parse_capture` (capture, hooks, runs) or fast by
-    :func:`memgit.turn.read_capture` (the index, which sets ``file``
-    and ``blob``: where it read the turn; the strict parser sets neither, so its
-    :attr:`path` is where the file belongs). Rows read back from the index hold
-    no messages.
+    Read by :func:`read_capture`, checked (capture, hooks, runs) or fast (the index);
+    ``file`` and ``blob`` are where it read the turn from a tree, else None, so its
+    :attr:`path` is where the file belongs. Rows read back from the index hold no
+    messages.
 
     ``seq`` is None only for a turn handed to capture without one: capture numbers it,
     under the writer lock, before anything asks for its :attr:`path` or :attr:`key`.
@@ -46,13 +41,13 @@ class Turn:
 
     source: str
     session: str
-    seq: int | None
+    seq: int | None = field(metadata=json_as(omit="none"))
     timestamp: str
+    thread: str | None = field(default=None, metadata=json_as(omit="none"))
     messages: tuple[Message, ...]
-    thread: str | None = None
-    redactions: dict[str, int] = field(default_factory=dict)
-    file: str | None = None
-    blob: str | None = None
+    redactions: dict[str, int] = field(default_factory=dict, metadata=json_as(omit="empty"))
+    file: str | None = field(default=None, metadata=json_as(omit="always"))
+    blob: str | None = field(default=None, metadata=json_as(omit="always"))
 
     @property
     def path(self) -> str:
@@ -74,15 +69,9 @@ class Turn:
         return self.seq
 
     def to_dict(self) -> dict[str, Any]:
-        """The capture file's content."""
-        data = json_fields(self, "source", "session", "seq", "timestamp", "thread", "messages")
-        if self.thread is None:
-            del data["thread"]
-        if self.seq is None:
-            del data["seq"]
-        if self.redactions:
-            data["redactions"] = dict(sorted(self.redactions.items()))
-        return data
+        """The capture file's content, its redaction counts sorted by kind so that the
+        file is the same in whatever order they were counted."""
+        return json_fields(replace(self, redactions=dict(sorted(self.redactions.items()))))
 
 
 def turn_from_data(data: Any, *, source: str, schema: str = "turn") -> Turn:
@@ -213,21 +202,23 @@ def redact_turn(turn: Turn) -> Turn:
 
 
 def render_capture(turn: Turn) -> str:
-    return render_yaml(turn.to_dict())
+    return render_yaml(json_data(turn))
 
 
-def parse_capture(text: str | bytes, *, path: str) -> Turn:
-    return turn_from_data(parse_yaml(text, source=path), source=path, schema="capture")
-
-
-# The fast reader of a committed capture file, beside read_memory's (memgit.memory):
-# a reader for the index and the flows, not a validator.
-def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
-    """The captured turn in a file's bytes; InvalidInputError names what is wrong."""
-    value = parse_yaml(decode_utf8(data, source=path), source=path)
+def read_capture(
+    data: str | bytes, *, path: str, blob: str | None = None, check: bool = True
+) -> Turn:
+    """The captured turn in a capture file; InvalidInputError names what is wrong. By
+    default the file is checked as capture and the hooks check it (schema, sizes, names,
+    timestamp); ``check=False`` (the index and the flows reading committed files, beside
+    read_memory's fast path) checks only what building the Turn needs. With a ``blob``
+    (a file read from a tree) the Turn's ``file`` is ``path``."""
+    value = parse_yaml(data, source=path)
+    if check:
+        turn = turn_from_data(value, source=path, schema="capture")
+        return turn if blob is None else replace(turn, file=path, blob=blob)
     if not isinstance(value, dict):
         raise InvalidInputError("a capture file must be a mapping", code="schema", path=path)
-    where = {"path": path}
     seq = value.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
         raise field_error(path, "seq", "a non-negative integer")
@@ -260,26 +251,19 @@ def read_capture(data: bytes, *, path: str, blob: str) -> Turn:
         for kind, count in (found.items() if isinstance(found, dict) else ())
         if isinstance(kind, str) and isinstance(count, int)
     }
-    timestamp = _text(value, "timestamp", where)
+    timestamp = text_field(value, "timestamp", path)
     try:
         moment(timestamp)  # what retention and the prompt count time from
     except ValueError:
         raise field_error(path, "timestamp", "an ISO 8601 time") from None
     return Turn(
-        file=path,
+        file=None if blob is None else path,
         blob=blob,
-        source=_text(value, "source", where),
-        session=_text(value, "session", where),
+        source=text_field(value, "source", path),
+        session=text_field(value, "session", path),
         seq=seq,
         timestamp=timestamp,
         thread=thread if isinstance(thread, str) else None,
         messages=tuple(messages),
         redactions=redactions,
     )
-
-
-def _text(data: dict[str, Any], key: str, where: dict[str, str]) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise field_error(where["path"], key, "a non-empty string")
-    return value

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memgit.jsonio import json_data
 from memgit.memory import Memory, Source, Supersedes, render_memory
 
 from support import git
@@ -108,6 +109,6 @@ def turn_keys(pack: Any) -> list[tuple[str, int, int]]:
 
 def comparable(pack: Any) -> str:
     """Everything about a pack that a stale index could get wrong, as JSON."""
-    data = pack.to_dict()
+    data = json_data(pack)
     data["trace"].pop("index")
     return json.dumps(data, sort_keys=True, ensure_ascii=False)

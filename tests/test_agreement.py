@@ -19,6 +19,7 @@ from test_process import capture, memories, open_repo, run_records, turn
 
 from memgit.evidence import EvidenceUnit
 from memgit.gate.contract import GateOutputError, check_gate_output
+from memgit.jsonio import json_data
 from memgit.memory import Memory
 from memgit.settings import DEFAULT_CONFIG, parse_settings
 
@@ -132,6 +133,12 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         ("¿Quieres que migre los tests a pytest?", ["no, mejor no"]),
         ("Soll ich die Tests auf pytest umstellen?", ["nein, lieber nicht"]),
         ("要不要把测试换成 pytest？", ["先不要"]),
+        (
+            "Want me to regenerate the OpenAPI client so it picks up the new endpoint?",
+            ["sure, go ahead"],
+        ),
+        ("Soll ich den Cache jetzt einmal leeren?", ["ja, jetzt einmal bitte"]),
+        ("要我现在帮你把这个分支合并到 main 吗？", ["好，现在合吧"]),
     ],
     ids=[
         "no",
@@ -145,6 +152,9 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         "es-no",
         "de-nein",
         "zh-not-yet",
+        "an-errand-again",
+        "de-just-this-once",
+        "zh-an-errand",
     ],
 )
 def test_what_is_not_an_agreement_keeps_nothing(
@@ -350,7 +360,7 @@ def test_verify_holds_a_persons_commit_to_the_same_rule(repo_path: Path) -> None
     proposal alone, or beside a reply two turns later, fails as source-not-evidence."""
     _proposal_then(repo_path, PROPOSAL, "yes, do that", "yes, do that again")
     (memory,) = memories(repo_path).values()
-    agreed, proposed = (source.to_dict() for source in memory.sources)
+    agreed, proposed = json_data(memory.sources)
     _human_copy(repo_path, memory, [agreed, proposed], "agreedbyhand")
     status, output = _verify(repo_path)
     assert status == 0, output
@@ -371,7 +381,7 @@ def test_verify_takes_a_bare_yes_only_beside_the_proposal(repo_path: Path) -> No
     alone is too short to carry a claim."""
     _proposal_then(repo_path, PROPOSAL, "ok")
     (memory,) = memories(repo_path).values()
-    agreed, proposed = (source.to_dict() for source in memory.sources)
+    agreed, proposed = json_data(memory.sources)
     assert agreed["quote"] == "ok"
     _human_copy(repo_path, memory, [agreed, proposed], "bareokbyhand")
     status, output = _verify(repo_path)

@@ -73,7 +73,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "merge.py",
             "tokens.py",
             "secrets/",
-            "demo/",
         ),
     ),
     # the commit engine, refs, locks, the work tree; what a tree or a ref holds
@@ -108,8 +107,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     # MemoryRepo: one method per command
     ("api", ("repo.py", "__init__.py")),
-    # the CLI, the MCP server, the agent hosts' hook program, git's merge driver
-    ("doors", ("cli/", "mcp/", "hosts/hook.py", "sharing/merge_driver.py")),
+    # the CLI (and the demo's bundled conversation), the MCP server, the agent hosts'
+    # hook program, git's merge driver
+    ("doors", ("cli/", "demo/", "mcp/", "hosts/hook.py", "sharing/merge_driver.py")),
 ]
 
 
@@ -219,6 +219,25 @@ def _circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
         if module not in order:
             visit(module)
     return found
+
+
+# What MemoryRepo (the api layer) never imports although it sits below: an agent host's
+# configuration is the doors' business, not a verb on a memory repository (decision
+# 0014). The demo's data is a door itself, so the layer test keeps it out.
+NOT_THE_API = ("hosts/",)
+
+
+def test_the_api_imports_no_door_business() -> None:
+    """repo.py once imported demo and hosts/install for methods only the CLI called,
+    which put an import back up a floor when a folder counts as one unit."""
+    graph = _graph()
+    found = [
+        f"memgit/{module} imports memgit/{target}"
+        for module in ("repo.py", "__init__.py")
+        for target in graph[module]
+        if target.startswith(NOT_THE_API)
+    ]
+    assert found == []
 
 
 def test_no_import_circle() -> None:

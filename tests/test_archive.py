@@ -14,6 +14,7 @@ import pytest
 from test_process import capture, configure, cpath, days_later, open_repo, user_turn
 
 from memgit import MemoryRepo
+from memgit.jsonio import json_data
 
 from recall_fixtures import comparable
 from support import git, memgit_cli
@@ -83,7 +84,7 @@ def test_processed_today_stays_and_processed_31_days_ago_is_recalled_as_archived
         hit.turn.blob
         == git(repo_path, "rev-parse", f"{result.cleanup_commit}~1:{cpath(0)}").strip()
     )
-    data = pack.to_dict()
+    data = json_data(pack)
     assert data["turns"][0]["archived"] is True
     assert data["turns"][0]["removed_in"] == result.cleanup_commit
     assert data["trace"]["archived_turns"] == 1

@@ -38,10 +38,11 @@ from hypothesis import strategies as st
 
 from memgit.capture.read import parse_turn
 from memgit.errors import MemgitError, quote_foreign
+from memgit.jsonio import json_data
 from memgit.layout import capture_path
 from memgit.repo import MemoryRepo
 from memgit.settings import DEFAULT_CONFIG
-from memgit.turn import parse_capture
+from memgit.turn import read_capture
 
 from support import bounded_cli, git, make_turn, memgit_cli, memgit_in_process, snapshot
 
@@ -173,8 +174,8 @@ def test_valid_turn_is_captured_and_reads_back(case: Path, repo_path: Path) -> N
     assert result["duplicate"] is False
     assert result["redactions"] == {}
     assert result["commit"] == git(repo_path, "rev-parse", "HEAD").strip()
-    stored = parse_capture((repo_path / result["path"]).read_bytes(), path=result["path"])
-    assert stored.to_dict() == parse_turn(data, source="<stdin>").to_dict()
+    stored = read_capture((repo_path / result["path"]).read_bytes(), path=result["path"])
+    assert json_data(stored) == json_data(parse_turn(data, source="<stdin>"))
     assert_clean(repo_path)
     again = MemoryRepo.open(repo_path).capture(data)
     assert again.duplicate and again.commit is None
@@ -620,8 +621,8 @@ def test_api_turns_are_refused_or_read_back(turn: dict[str, Any], memrepo: Memor
     except MemgitError:
         assert snapshot(memrepo.workdir) == before
         return
-    stored = parse_capture((memrepo.workdir / outcome.path).read_bytes(), path=outcome.path)
-    assert stored.to_dict() == parse_turn(turn, source="<api>").to_dict()
+    stored = read_capture((memrepo.workdir / outcome.path).read_bytes(), path=outcome.path)
+    assert json_data(stored) == json_data(parse_turn(turn, source="<api>"))
 
 
 # Arbitrary JSON-like values, and turn-shaped dicts whose every field may be anything.

@@ -151,11 +151,11 @@ def test_numbering_goes_on_after_retention_removed_the_session(
 
 
 def test_api_capture_reports_the_seq_given(memrepo: object) -> None:
-    from memgit import MemoryRepo
+    from memgit import MemoryRepo, json_data
 
     assert isinstance(memrepo, MemoryRepo)
     assert memrepo.capture(unnumbered("a")).seq == 0
-    assert memrepo.capture(unnumbered("b")).to_dict()["seq"] == 1
+    assert json_data(memrepo.capture(unnumbered("b")))["seq"] == 1
 
 
 @pytest.mark.parametrize("seq", [None, -1, "3", 1.5])

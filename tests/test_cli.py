@@ -355,14 +355,16 @@ def test_capture_file_is_one_commit(repo_path: Path, tmp_path: Path) -> None:
 
 
 def test_capture_file_json_output_and_duplicates(repo_path: Path, tmp_path: Path) -> None:
-    """--file --json lists each turn; turns captured before are duplicates, not re-written."""
+    """--file --json lists each turn with the commit that wrote it; turns captured
+    before are duplicates (no commit), not re-written."""
     ok(memgit_cli("capture", cwd=repo_path, input=turn_bytes(0)))
     turns = tmp_path / "turns.jsonl"
     turns.write_bytes(jsonl(turn_bytes(0), turn_bytes(1)))
     result = json.loads(ok(memgit_cli("capture", "--file", str(turns), "--json", cwd=repo_path)))
     assert result["commit"] == git(repo_path, "rev-parse", "HEAD").strip()
     assert [c["duplicate"] for c in result["captures"]] == [True, False]
-    assert set(result["captures"][0]) == {"path", "seq", "redactions", "duplicate"}
+    assert list(result["captures"][0]) == ["path", "seq", "commit", "redactions", "duplicate"]
+    assert [c["commit"] for c in result["captures"]] == [None, result["commit"]]
     trailers = git(repo_path, "log", "-1", "--format=%(trailers:key=Memgit-Captured,valueonly)")
     assert trailers.split() == ["test-agent/s1/1"]
     before = snapshot(repo_path)
@@ -462,3 +464,25 @@ def test_demo_in_a_temporary_folder_as_json(tmp_path: Path) -> None:
     assert_demo_history(path)
     stored = all_git_data(path)
     assert not any(secret.encode() in stored for secret in DEMO_SECRETS)
+
+
+def test_an_unexpected_error_exits_70_and_leaves_its_traceback_in_the_log(
+    repo_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Anything but a MemgitError is one line on stderr and exit status 70; the
+    traceback goes to .git/memgit/last-error.log of the repository -C names."""
+    import click
+
+    from memgit.cli.errors import run_with_error_handler
+
+    @click.command()
+    @click.option("-C", "directory")
+    def broken(directory: str) -> None:
+        raise RuntimeError("a bug")
+
+    assert run_with_error_handler(broken, ["-C", str(repo_path)]) == 70
+    log = repo_path / ".git" / "memgit" / "last-error.log"
+    assert capsys.readouterr().err == (f"error[internal]: RuntimeError: a bug; details in {log}\n")
+    text = log.read_text("utf-8")
+    assert text.startswith(f"memgit -C {repo_path}\n\nTraceback")
+    assert text.rstrip().endswith("RuntimeError: a bug")

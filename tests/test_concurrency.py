@@ -36,6 +36,7 @@ CAPTURE_WORKER = r"""
 import json, sys, time
 from pathlib import Path
 from memgit import MemoryRepo
+from memgit.jsonio import json_data
 
 repo_path, worker, count, ready, go = sys.argv[1:6]
 worker, count = int(worker), int(count)
@@ -57,7 +58,7 @@ for i in range(count):
     repo = kept if kept is not None else MemoryRepo.open(repo_path)
     started = time.monotonic()
     outcome = repo.capture(turn)
-    record = outcome.to_dict()
+    record = json_data(outcome)
     record["key"] = f"conc-agent/s{worker % 2}/{worker * 1000 + i}"
     record["seconds"] = time.monotonic() - started
     print(json.dumps(record), flush=True)
@@ -214,6 +215,7 @@ MEMORY_WRITER = r"""
 import json, sys, time
 from pathlib import Path
 from memgit import MemoryRepo
+from memgit.jsonio import json_data
 
 repo_path, worker, count, ready, go = sys.argv[1:6]
 worker, count = int(worker), int(count)
@@ -228,7 +230,7 @@ for i in range(count):
         "timestamp": "2026-11-30T10:00:00Z",
         "messages": [{"role": "user", "content": text}],
     })
-    print(json.dumps(outcome.to_dict()), flush=True)
+    print(json.dumps(json_data(outcome)), flush=True)
 """.replace("STATEMENT", repr(STATEMENT))
 LOOP = r"""
 import json, sys, time
@@ -257,12 +259,12 @@ while True:
 
 def memory_contents(path: Path) -> list[tuple[str, str, str]]:
     """(title, body, quoted text) of every memory in HEAD, sorted: what a run produced."""
-    from memgit.memory import parse_memory
+    from memgit.memory import read_memory
 
     found = []
     names = git(path, "ls-tree", "-r", "--name-only", "HEAD", "--", "memories").split()
     for name, text in git_show_many(path, "HEAD", names).items():
-        memory = parse_memory(text, path=name)
+        memory = read_memory(text, path=name)
         quotes = " | ".join(source.quote for source in memory.sources)
         found.append((memory.title, memory.body.strip(), quotes))
     return sorted(found)

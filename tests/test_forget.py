@@ -10,6 +10,7 @@ import pytest
 
 from memgit import MemoryRepo
 from memgit.errors import MemgitError
+from memgit.jsonio import json_data
 
 from support import assert_fsck_clean, git, make_turn, memgit_cli, snapshot
 
@@ -72,7 +73,7 @@ def test_forget_removes_the_memory_in_one_checked_commit(memory: Path) -> None:
     # No retired ref: a forgotten memory is not named by recall, not even as a miss.
     assert git(memory, "for-each-ref", "refs/memgit/retired/") == ""
     pack = MemoryRepo.open(memory).recall("staging database", include_retired=True)
-    assert ids["staging"] not in json.dumps(pack.to_dict())
+    assert ids["staging"] not in json.dumps(json_data(pack))
     assert git(memory, "status", "--porcelain") == ""
     assert_fsck_clean(memory)
     done = memgit_cli("verify", f"{before}..HEAD", cwd=memory)

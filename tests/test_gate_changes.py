@@ -103,6 +103,21 @@ RETIRES: list[tuple[str, str, str]] = [
     ("Wir nutzen npm im Projekt.", "Wir sind im Projekt von npm auf pnpm umgestiegen.", ""),
     ("Wir nutzen Jenkins für Deployments.", "Wir nutzen Jenkins nicht mehr für Deployments.", ""),
     ("Der Sprint dauert drei Wochen.", "Korrektur: der Sprint dauert zwei Wochen, nicht drei.", ""),
+    # Markers without a change verb: got pushed to, folded into, subimos ... a.
+    ("The standup is at 9:30.", "standup got pushed to 10:15", ""),
+    (
+        "The design system lives in a separate repo, acme-ui.",
+        "acme-ui got folded into the monorepo under packages/ui",
+        "",
+    ),
+    (
+        "El límite de memoria de los pods es 512Mi.",
+        "subimos el límite de memoria de los pods a 1Gi, con 512 se morían",
+        "",
+    ),
+    ("Frontend state is managed with Redux Toolkit.", "we ripped out redux entirely", ""),
+    # The same name at a new version.
+    ("El frontend está hecho en Vue 2.", "Ya migramos el frontend a Vue 3.", ""),
     # A number and its unit, written apart in one and together in the other.
     ("Max upload size is 10 MB.", "max upload size 10MB -> 25MB, support kept complaining", ""),
 ]
@@ -131,6 +146,8 @@ MUST_NOT_RETIRE: list[tuple[str, str]] = [
     ("The API lives at api.example.dev.", "We moved from docs.example.dev to docs2.example.dev."),
     ("The frontend uses yarn.", "The backend switched from yarn to pnpm."),
     ("The shop runs at shop.example.dev.", "We moved blog.example.dev to blog2.example.dev."),
+    # A new version in an environment the memory does not name.
+    ("The database runs Postgres 15.", "Staging now runs Postgres 16."),
     # A numbered name, an owner.
     ("Server 7 runs Debian 11.", "Server 14 now runs Debian 12."),
     ("My laptop runs Fedora.", "Our laptops switched to Ubuntu."),
@@ -528,3 +545,32 @@ def test_what_the_user_says_next_replaces_what_they_just_said(
     assert _say(repo_path, second, seq=1) == [(action, old.id)]
     (new,) = memories(repo_path).values()
     assert any(source.quote in second for source in new.sources)
+
+
+def test_a_new_version_of_the_same_name_targets_its_memory() -> None:
+    """ "moved to Frobnicator 5" speaks of the memory holding Frobnicator 4, though the
+    two share no other word; a memory at no version of that name is no target."""
+    known = {
+        "a": "The wiki runs on Frobnicator 4.",
+        "b": "The docs are built with Hugo.",
+    }
+    assert find_target("We moved to Frobnicator 5.", known, taken=frozenset()) == "a"
+    assert find_target("We moved to Frobnicator 5.", {"b": known["b"]}, taken=frozenset()) is None
+
+
+def test_a_correction_that_names_what_it_corrects_targets_that_memory() -> None:
+    """ "scratch what I said about farah: ..." replaces the one memory about farah, even
+    when the new state names another part (the mobile app, not the dashboard)."""
+    known = {
+        "a": "farah builds the frontend dashboard",
+        "b": "Oskar runs infra and the cloud account",
+    }
+    said = "scratch what I said about farah: she moved to the mobile app team last week."
+    assert read_change(said) is not None
+    assert find_target(said, known, taken=frozenset()) == "a"
+    both = {**known, "c": "Farah reviews every dashboard PR"}
+    assert find_target(said, both, taken=frozenset()) is None
+    assert (
+        find_target("olvida lo que te dije de farah: ahora está en móvil", known, taken=frozenset())
+        == "a"
+    )

@@ -99,11 +99,11 @@ class Conversation:
     stale_retired: str  # the `retired` text it matches
 
 
-# Where the rules Gate stands (2026-12-03, second session), each floor rounded down to
+# Where the rules Gate stands (2026-12-03, third session), each floor rounded down to
 # 0.05. conversation.yaml: 89 % kept at 96 % precision, every change of mind applied.
-# conversation-2.yaml: 71 % kept at 89 % precision, one change of mind not applied
-# ("scratch what I said about farah: she moved to the mobile app team"). Nothing leaked
-# in either. The issue's goal (70 %, every change applied) is the last test.
+# conversation-2.yaml: 75 % kept at 94.7 % precision, every change of mind applied.
+# Nothing leaked in either. The issue's goal (70 %, every change applied) is the last
+# test.
 CONVERSATIONS = (
     Conversation(
         name="conversation.yaml",
@@ -115,9 +115,9 @@ CONVERSATIONS = (
     ),
     Conversation(
         name="conversation-2.yaml",
-        floor_recall=0.70,
-        floor_precision=0.85,
-        floor_stale=1,
+        floor_recall=0.75,
+        floor_precision=0.90,
+        floor_stale=0,
         stale_body="We deploy on ECS Fargate.",
         stale_retired="tidewater deploys on AWS ECS Fargate.",
     ),
@@ -376,17 +376,7 @@ def test_the_rules_gate_holds_its_ground_on_two_weeks(
 
 @pytest.mark.parametrize(
     "name",
-    [
-        "conversation.yaml",
-        pytest.param(
-            "conversation-2.yaml",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 25's acceptance, not met yet: 71 % kept at 89 %, but one "
-                "change of mind not applied",
-            ),
-        ),
-    ],
+    ["conversation.yaml", "conversation-2.yaml"],
 )
 def test_default_gate_keeps_what_a_careful_person_would(
     two_weeks: Callable[[str], Result], name: str

@@ -45,6 +45,7 @@ from memgit.governance import evidence, schemas, secrets, supersession
 from memgit.governance.checks import CHECKS, Governance, check_tree
 from memgit.governance.verify import resolve_commits, verify
 from memgit.init import DEFAULT_PRE_COMMIT_CONFIG
+from memgit.jsonio import json_data
 from memgit.layout import capture_path, check_segment
 from memgit.secrets.redact import KINDS
 from memgit.state.lookup import TreeWalk
@@ -472,7 +473,7 @@ def rewritten_capture(
     assert refused.value.code == "capture-conflict"
     path = memrepo.workdir
     changed = parse_turn(second, source="<stdin>")
-    (path / captured.path).write_bytes(render_capture(changed.to_dict())[1])
+    (path / captured.path).write_bytes(render_capture(json_data(changed))[1])
     git(path, "add", "--", captured.path)
     runs = run_hooks(path, [captured.path], monkeypatch, capsys)
     refused_by = {hook for hook, run in runs.items() if run.status == 1}

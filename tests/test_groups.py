@@ -15,6 +15,8 @@ import pytest
 from test_process import answer, capture, configure, cpath, create, days_later, open_repo, user_turn
 from test_process import unit as unit_id
 
+from memgit.jsonio import json_data
+
 from support import memgit_cli
 
 PORT = "Staging listens on port 5433, but only behind the VPN."
@@ -46,7 +48,7 @@ def test_a_memory_brings_its_source_turn_and_the_detail_it_dropped(grouped: Path
     assert [(p.kind, p.index) for p in pack.ranked] == [("memory", 0), ("turn", 0)]
     assert [t.capture for t in pack.grouped_turns()] == [cpath(0), cpath(1)]
     assert [t.capture for t in pack.grouped_turns(memories_only=True)] == [cpath(0)]
-    data = pack.to_dict()
+    data = json_data(pack)
     assert data["memories"][0]["source_turns"][0]["capture"] == cpath(0)
     assert data["ranked"][0] == {
         "kind": "memory",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -12,7 +13,15 @@ from hypothesis import strategies as st
 
 from memgit.constants import MAX_JSON_DEPTH
 from memgit.errors import ExitStatus, InvalidInputError
-from memgit.jsonio import decode_utf8, json_path, parse_json, render_json
+from memgit.jsonio import (
+    decode_utf8,
+    json_as,
+    json_data,
+    json_fields,
+    json_path,
+    parse_json,
+    render_json,
+)
 
 SOURCE = "turn.json"
 
@@ -206,6 +215,36 @@ def test_render_is_indented_utf8_in_caller_order() -> None:
 def test_render_refuses_non_finite_numbers() -> None:
     with pytest.raises(ValueError):
         render_json(float("nan"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Inner:
+    name: str
+    note: str | None = field(default=None, metadata=json_as(omit="none"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Outer:
+    memory_id: str = field(metadata=json_as(key="id"))
+    inner: tuple[_Inner, ...] = field(metadata=json_as(before=("count",)))
+    tags: dict[str, int] = field(default_factory=dict, metadata=json_as(omit="empty"))
+    file: str = field(default="x.md", metadata=json_as(omit="always"))
+
+    @property
+    def count(self) -> int:
+        return len(self.inner)
+
+
+def test_json_fields_follows_the_declared_field_options() -> None:
+    """A rename, a computed property placed before a field, and the three kinds of
+    omission, declared on the fields, with nested values rendered the same way."""
+    value = _Outer(memory_id="m1", inner=(_Inner(name="a"), _Inner(name="b", note="n")))
+    expected = {"id": "m1", "count": 2, "inner": [{"name": "a"}, {"name": "b", "note": "n"}]}
+    assert json_fields(value) == expected
+    assert list(json_data(value)) == ["id", "count", "inner"]
+    tagged = _Outer(memory_id="m2", inner=(), tags={"k": 1})
+    assert json_data(tagged) == {"id": "m2", "count": 0, "inner": [], "tags": {"k": 1}}
+    assert json_fields(value, "file", "memory_id") == {"file": "x.md", "memory_id": "m1"}
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgit import MemoryRepo
-from memgit.memory import Memory, Source, Supersedes, parse_memory, render_memory
+from memgit.memory import Memory, Source, Supersedes, read_memory, render_memory
 from memgit.merge import merge_file
 
 from support import git
@@ -118,7 +118,7 @@ def test_one_memory_made_twice_at_two_times_keeps_the_earlier_created_and_later_
     two_sides(work, AT, None, text(first), text(second))
     on_main, on_other, _ = merge_both_ways(work, AT)
     assert on_main == on_other
-    merged = parse_memory(on_main, path=AT)
+    merged = read_memory(on_main, path=AT)
     assert (merged.created, merged.updated) == ("2026-11-30T10:00:00Z", "2026-11-30T10:00:02Z")
 
 
@@ -128,7 +128,7 @@ def test_tags_edited_on_both_sides_are_unioned(work: Path) -> None:
     two_sides(work, AT, text(MEMORY), text(ours), text(theirs))
     on_main, on_other, _ = merge_both_ways(work, AT)
     assert on_main == on_other
-    merged = parse_memory(on_main, path=AT)
+    merged = read_memory(on_main, path=AT)
     assert merged.tags == ("ci", "lint", "python")
     assert merged.updated == "2026-12-01T09:00:00Z"
     assert merged.body == MEMORY.body
@@ -145,7 +145,7 @@ def test_one_memory_replaced_from_two_tips_keeps_one_supersedes_entry(work: Path
     two_sides(work, AT, None, text(ours), text(theirs))
     on_main, on_other, _ = merge_both_ways(work, AT)
     assert on_main == on_other
-    assert parse_memory(on_main, path=AT).supersedes == (Supersedes(id=old_id, commit=first),)
+    assert read_memory(on_main, path=AT).supersedes == (Supersedes(id=old_id, commit=first),)
 
 
 def test_a_change_on_one_side_only_is_taken_as_it_is(work: Path) -> None:
@@ -246,7 +246,7 @@ def test_the_driver_called_as_git_calls_it(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert parse_memory(ours.read_text("utf-8"), path=AT).tags == ("x", "y")
+    assert read_memory(ours.read_text("utf-8"), path=AT).tags == ("x", "y")
 
 
 # --- properties: any two clones end with the same bytes --------------------------------
@@ -281,9 +281,9 @@ def test_a_merge_is_the_same_whichever_side_merges(base: bytes, ours: bytes, the
         assert one.data == other.data == (theirs if base == ours else ours)
     elif not one.conflict:
         assert one.data == other.data
-        merged = parse_memory(one.data, path=AT)
-        created = [moment(parse_memory(side, path=AT).created) for side in (ours, theirs)]
-        updated = [moment(parse_memory(side, path=AT).updated) for side in (ours, theirs)]
+        merged = read_memory(one.data, path=AT)
+        created = [moment(read_memory(side, path=AT).created) for side in (ours, theirs)]
+        updated = [moment(read_memory(side, path=AT).updated) for side in (ours, theirs)]
         assert (moment(merged.created), moment(merged.updated)) == (min(created), max(updated))
     else:
         assert b"<<<<<<< ours\n" in one.data and b">>>>>>> theirs\n" in one.data

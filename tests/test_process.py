@@ -23,7 +23,7 @@ import yaml
 from memgit import MemoryRepo
 from memgit.gate.contract import GateOutputError
 from memgit.layout import capture_path
-from memgit.memory import Memory, parse_memory
+from memgit.memory import Memory, read_memory
 from memgit.runrecord import parse_run_record
 
 from support import bounded_cli, git, make_turn, memgit_cli, snapshot
@@ -104,7 +104,7 @@ def memories(path: Path, rev: str = "HEAD") -> dict[str, Memory]:
     names = git(path, "ls-tree", "-r", "--name-only", rev, "--", "memories").splitlines()
     found = {}
     for name in names:
-        memory = parse_memory(git(path, "show", f"{rev}:{name}"), path=name)
+        memory = read_memory(git(path, "show", f"{rev}:{name}"), path=name)
         assert memory.path == name
         found[memory.id] = memory
     return found

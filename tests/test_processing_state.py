@@ -42,7 +42,7 @@ from memgit.state.processing import (
     processing_state,
 )
 from memgit.store.tree import iter_blobs
-from memgit.turn import moment, parse_capture
+from memgit.turn import moment, read_capture
 
 from support import git
 
@@ -54,7 +54,7 @@ def reference(repo: pygit2.Repository, tree: pygit2.Tree) -> ProcessingState:
     captures = [
         (path, blob, turn, units_of(turn, capture=path, blob=blob))
         for path, blob in iter_blobs(repo, tree, "inbox")
-        for turn in [parse_capture(repo[blob].data, path=path)]
+        for turn in [read_capture(repo[blob].data, path=path)]
     ]
     supporting = {u.id for *_, units in captures for u in units if u.can_support}
     processed: set[str] = set()

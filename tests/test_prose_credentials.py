@@ -19,7 +19,7 @@ import pytest
 from test_process import answer, capture, configure, create, pending_units, unit, user_turn
 
 from memgit.secrets.redact import find_credentials, find_secrets, redact
-from memgit.turn import parse_capture
+from memgit.turn import read_capture
 
 from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
 
@@ -199,7 +199,7 @@ class Captured:
 
     def content(self, seq: int) -> str:
         path = self.results[seq]["path"]
-        turn = parse_capture(git(self.repo, "show", f"HEAD:{path}").encode(), path=path)
+        turn = read_capture(git(self.repo, "show", f"HEAD:{path}").encode(), path=path)
         return turn.messages[0].content
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memgit import MemoryRepo
+from memgit.jsonio import json_data
 from memgit.store.lock import WriterLock
 
 from support import (
@@ -153,8 +154,8 @@ def test_purge_removes_the_memory_from_everything_git_keeps(memory: Path) -> Non
     MemoryRepo.open(memory).capture(turn(4, "Remember that the printer is on floor two."))
     MemoryRepo.open(memory).process()
     repo = MemoryRepo.open(memory)
-    assert repo.recall("quokkadb").to_dict()["memories"] == []
-    assert [hit["id"] for hit in repo.recall("kestrel").to_dict()["memories"]] == [
+    assert json_data(repo.recall("quokkadb"))["memories"] == []
+    assert [hit["id"] for hit in json_data(repo.recall("kestrel"))["memories"]] == [
         Path(unrelated["kestrel"][0]).stem
     ]
     assert_fsck_clean(memory)

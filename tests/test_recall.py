@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memgit.errors import MemgitError
+from memgit.jsonio import json_data
 from memgit.repo import MemoryRepo
 
 from recall_fixtures import (
@@ -228,7 +229,7 @@ def test_include_retired_ranks_them_with_the_active(superseded: Path) -> None:
         ("newpg000001", "active"),
     ]
     assert pack.memories[0].superseded_by is not None
-    data = pack.to_dict()["memories"][0]
+    data = json_data(pack)["memories"][0]
     assert data["superseded_by"]["id"] == "newpg000001"
 
 
@@ -551,7 +552,7 @@ def _documented_keys(text: str, command: str) -> set[str]:
 
 def test_documented_json_shapes_match(threaded: Path) -> None:
     repo = MemoryRepo.open(threaded)
-    pack = repo.recall("kettle descaling", evidence=True).to_dict()
+    pack = json_data(repo.recall("kettle descaling", evidence=True))
     text = (DOCS / "recall.md").read_text("utf-8")
     example = json.loads(text.split("`--json` prints:\n\n```json\n", 1)[1].split("```", 1)[0])
     assert set(example) == set(pack)
@@ -561,5 +562,5 @@ def test_documented_json_shapes_match(threaded: Path) -> None:
     assert set(example["trace"]["index"]) == set(pack["trace"]["index"])
     assert set(example["filters"]) == set(pack["filters"])
     commands = (DOCS / "commands.md").read_text("utf-8")
-    assert _documented_keys(commands, "map") == set(repo.map().to_dict())
-    assert _documented_keys(commands, "index") == set(repo.index_status().to_dict())
+    assert _documented_keys(commands, "map") == set(json_data(repo.map()))
+    assert _documented_keys(commands, "index") == set(json_data(repo.index_status()))

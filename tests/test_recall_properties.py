@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgit.errors import InvalidInputError, MemgitError
+from memgit.jsonio import json_data
 from memgit.repo import MemoryRepo
 from memgit.tokens import FTS_TOKENIZER, index_text, parse_query
 from memgit.yamlio import parse_yaml, parse_yaml_strictly, render_yaml
@@ -39,7 +40,7 @@ def test_arbitrary_queries_raise_only_our_errors(repo_path: Path) -> None:
             assert err.code == "invalid-query", err.render()
             return
         assert len(pack.memories) <= k and len(pack.turns) <= k
-        pack.to_dict()
+        json_data(pack)
 
     check()
 

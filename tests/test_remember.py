@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from memgit import MemgitError, MemoryRepo
-from memgit.memory import parse_memory
+from memgit.jsonio import json_data
+from memgit.memory import read_memory
 
 from secret_fixtures import SECRET_FIXTURES
 from support import everything_git_keeps, git, make_turn, memgit_cli, snapshot
@@ -21,7 +22,7 @@ STAGING = "The staging database is db.stg.example.com, port 5433."
 def test_the_text_becomes_a_checked_memory_quoting_its_capture(repo_path: Path) -> None:
     with MemoryRepo.open(repo_path) as repo:
         made = repo.remember(STAGING, scope="project")
-    memory = parse_memory((repo_path / made.path).read_bytes(), path=made.path)
+    memory = read_memory((repo_path / made.path).read_bytes(), path=made.path)
     assert (memory.id, memory.scope, memory.type) == (made.memory_id, "project", "fact")
     assert memory.body.strip() == STAGING and memory.title == STAGING
     (source,) = memory.sources
@@ -162,7 +163,7 @@ def test_process_never_makes_a_second_identical_memory(repo_path: Path) -> None:
         )
         (run,) = repo.process(gate_output=given).runs
     assert [(d.action, d.path.split("/")[1]) for d in run.decisions] == [("CREATE", "user")]
-    assert [item.to_dict() for item in run.held] == [
+    assert json_data(run.held) == [
         {
             "candidate_id": "c1",
             "units": [unit(0)],

@@ -12,6 +12,7 @@ import pytest
 
 from memgit import MemgitError, MemoryRepo
 from memgit.gate.prompt import GateRequest
+from memgit.jsonio import json_data
 
 from support import make_turn, memgit_cli, snapshot
 
@@ -82,7 +83,7 @@ def test_a_backend_that_answers_otherwise_is_diffed(runs: tuple[Path, list[str]]
     assert change.replayed is None and TABS.removeprefix("Remember that ") in (
         change.committed or ""
     )
-    diff = change.to_dict()["diff"]
+    diff = json_data(change)["diff"]
     assert diff.startswith(f"--- committed/{change.path}\n+++ replayed/{change.path}\n")
     assert (replay.backend, replay.model) == ("scripted", "test-model")
     assert snapshot(path) == before and objects(path) == stored

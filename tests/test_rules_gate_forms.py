@@ -116,6 +116,8 @@ NEVER = [
     "```python\nALWAYS_RETRY = True  # we always retry\n```",
     "$ npm test\nnpm ERR! Remember that tests failed",
     'Traceback (most recent call last):\n  File "app.py", line 3\nWe use Python 3.12',
+    "pasting the CI log:\n\n#14 12.31 npm ERR! code ERESOLVE\n#14 ERROR: process failed",
+    "here's the output:\nThe build uses Node 20 and 3 workers",
     "My password is [REDACTED:password], remember it.",
     "I never said that.",
     "¿Usamos Kafka o RabbitMQ?",

@@ -459,7 +459,7 @@ def test_every_rules_answer_passes_the_contract(texts: list[str], titles: list[s
     from memgit.gate.backends.rules import RulesBackend
     from memgit.gate.contract import check_gate_output
     from memgit.gate.prompt import GateRequest
-    from memgit.memory import parse_memory
+    from memgit.memory import read_memory
     from memgit.settings import DEFAULT_CONFIG, parse_settings
 
     settings_ = parse_settings(DEFAULT_CONFIG)
@@ -477,7 +477,7 @@ def test_every_rules_answer_passes_the_contract(texts: list[str], titles: list[s
         for n, text in enumerate(texts)
     )
     related = tuple(
-        parse_memory(
+        read_memory(
             f"---\nid: known{n:07d}\ntype: preference\nscope: user\ntitle: {title}\n"
             "status: active\ncreated: '2026-11-30T10:00:00Z'\nupdated: '2026-11-30T10:00:00Z'\n"
             f"origin: human\nauthor: Test Person\nsources: []\n---\n{title}.\n",
@@ -512,3 +512,60 @@ def test_a_fact_of_no_one_is_the_projects(repo_path: Path, message: str, scope: 
     open_repo(repo_path).process()
     (memory,) = memories(repo_path).values()
     assert memory.scope == scope
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("La demo con el cliente es el jueves 14.", "perdón, me equivoqué: es el viernes 15"),
+        ("The release party is on the 14th.", "sorry, my bad: it's the 15th"),
+        ("Die Demo beim Kunden ist am Donnerstag, den 14.", "Korrektur: es ist Freitag, der 15."),
+        ("客户演示是周四14号。", "不对，是周五15号"),
+    ],
+)
+def test_a_correction_with_no_subject_corrects_what_was_just_said(
+    repo_path: Path, first: str, second: str
+) -> None:
+    """ "sorry, it's the 15th" right after a statement corrects that memory, though it
+    shares no word with it: it has no subject of its own."""
+    capture(repo_path, user_turn(0, first))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, second))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action in ("UPDATE", "SUPERSEDE"), d.target) for d in run.decisions] == [(True, old)]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Ich nutze VS Code.", "Lena ist auf Emacs umgestiegen, keine Ahnung warum."),
+        ("Uso VS Code.", "Camila se pasó a Emacs."),
+        ("I use VS Code.", "Priya switched to Zed last week."),
+    ],
+)
+def test_a_teammates_change_right_after_mine_retires_nothing(
+    repo_path: Path, first: str, second: str
+) -> None:
+    """The turn before is context for a short reply, and its memory is shown to the
+    Gate: someone else's change of editor still leaves mine current."""
+    capture(repo_path, user_turn(0, first))
+    open_repo(repo_path).process()
+    (mine,) = memories(repo_path)
+    capture(repo_path, user_turn(1, second))
+    open_repo(repo_path).process()
+    assert mine in memories(repo_path)
+
+
+def test_an_announced_change_is_what_the_next_sentence_says(repo_path: Path) -> None:
+    """ "I've changed my mind on X." says no new state: the sentence after it does, and
+    the two are one change, quoted together."""
+    capture(repo_path, user_turn(0, "I like my answers with lots of detail and background."))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    said = "Honestly I've changed my mind on the long answers. Give me the short version first."
+    capture(repo_path, user_turn(1, said))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
+    (new,) = memories(repo_path).values()
+    assert "short version" in new.body and new.sources[0].quote == said

@@ -30,6 +30,7 @@ import pytest
 
 from memgit import MemoryRepo
 from memgit.errors import MemgitError
+from memgit.jsonio import json_data
 from memgit.secrets.textview import view_of
 
 from secret_fixtures import SECRET_FIXTURES
@@ -245,7 +246,7 @@ def test_a_refused_turn_never_echoes_any_family(corpus: Corpus) -> None:
         ):
             with pytest.raises(MemgitError) as caught:
                 repo.capture(broken)
-            shown = caught.value.render() + json.dumps(caught.value.problem.to_dict())
+            shown = caught.value.render() + json.dumps(json_data(caught.value.problem))
             for value in family.values:
                 for fragment in fragments(value):
                     assert fragment not in shown, family.name

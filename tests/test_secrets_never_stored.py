@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from memgit.turn import parse_capture
+from memgit.turn import read_capture
 
 from secret_fixtures import SECRET_FIXTURES
 from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
@@ -57,7 +57,7 @@ class Captured:
 
     def stored(self, seq: int) -> dict[str, Any]:
         path = self.results[seq]["path"]
-        return parse_capture(git(self.repo, "show", f"HEAD:{path}").encode(), path=path).to_dict()
+        return read_capture(git(self.repo, "show", f"HEAD:{path}").encode(), path=path).to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +215,7 @@ def test_redaction_never_writes_an_unreadable_capture(repo_path: Path) -> None:
         assert done.returncode == 3 and snapshot(repo_path) == before
         return
     path = json.loads(done.stdout)["path"]
-    stored = parse_capture((repo_path / path).read_bytes(), path=path)
+    stored = read_capture((repo_path / path).read_bytes(), path=path)
     assert stored.redactions == {"password-assignment": 18}
 
 
@@ -236,7 +236,7 @@ def test_a_value_found_in_one_message_is_redacted_everywhere_in_the_turn(repo_pa
     done = memgit_cli("capture", "--json", cwd=repo_path, input=json.dumps(turn).encode())
     assert done.returncode == 0, done.stderr.decode()
     path = json.loads(done.stdout)["path"]
-    stored = parse_capture(git(repo_path, "show", f"HEAD:{path}").encode(), path=path).to_dict()
+    stored = read_capture(git(repo_path, "show", f"HEAD:{path}").encode(), path=path).to_dict()
     assert stored["redactions"] == {"password-assignment": 5}
     assert stored["messages"][1]["content"] == "Noted: [REDACTED:password-assignment]."
     assert (

@@ -24,7 +24,7 @@ from pathlib import Path
 from remotes import remote_and_clones
 
 from memgit import MemoryRepo
-from memgit.memory import parse_memory
+from memgit.memory import read_memory
 
 from support import git, make_turn, memgit_in_process
 
@@ -78,7 +78,7 @@ def test_a_turn_decided_in_two_clones_from_different_tips_converges(tmp_path: Pa
     assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(a, "rev-parse", "HEAD") == git(remote, "rev-parse", "HEAD")
     (successor,) = _memories(a).values()
-    memory = parse_memory(successor, path="successor")
+    memory = read_memory(successor, path="successor")
     assert "Thursdays" in memory.title
     # One entry for the one memory it replaces, the same in every clone.
     assert len(memory.supersedes) == 1

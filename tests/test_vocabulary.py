@@ -14,6 +14,7 @@ import pytest
 
 from memgit.derived.vocabulary import expand, load_vocabulary, parse_vocabulary
 from memgit.errors import InvalidInputError
+from memgit.jsonio import json_data
 from memgit.repo import MemoryRepo
 from memgit.tokens import parse_query
 
@@ -133,7 +134,7 @@ def test_recall_finds_a_memory_through_the_vocabulary(
     pack = repo.recall(query, k=3)
     assert ids(pack)[:1] == ["target000001"]
     assert through in pack.memories[0].expanded_terms
-    assert through in pack.trace.to_dict()["expansions"][next(iter(pack.trace.expansions))]
+    assert through in json_data(pack.trace)["expansions"][next(iter(pack.trace.expansions))]
 
 
 def test_the_users_own_word_ranks_above_a_related_term(repo_path: Path) -> None:

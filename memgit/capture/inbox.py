@@ -14,13 +14,13 @@ batch is committed: bad input or a conflict anywhere writes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 import pygit2
 
 from memgit.constants import TRAILER_CAPTURED
 from memgit.errors import ConflictError, InvalidInputError
+from memgit.jsonio import json_as, json_data
 from memgit.layout import capture_path
 from memgit.store.engine import Change, Guard, publish
 from memgit.store.tree import blob_at, read_blob
@@ -34,41 +34,27 @@ enough that a 100,000-line file is a hundred commits, not a hundred thousand."""
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CapturedTurn:
-    """What happened to one turn: where it lives, what was redacted, whether it was new."""
+    """What happened to one turn: where it lives, the commit that wrote it (None when
+    it was there already), what was redacted, whether it was new."""
 
     path: str
-    key: str
     seq: int
+    commit: str | None
     redactions: dict[str, int]
     duplicate: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "seq": self.seq,
-            "redactions": self.redactions,
-            "duplicate": self.duplicate,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaptureResult:
     """The commits made (none when every turn was a duplicate) and each turn's outcome."""
 
-    commits: tuple[str, ...]
-    turns: tuple[CapturedTurn, ...]
+    commits: tuple[str, ...] = field(metadata=json_as(before=("commit",)))
+    turns: tuple[CapturedTurn, ...] = field(metadata=json_as(key="captures"))
 
     @property
     def commit(self) -> str | None:
         """The last commit made: the branch tip once the capture is done."""
         return self.commits[-1] if self.commits else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "commit": self.commit,
-            "commits": list(self.commits),
-            "captures": [turn.to_dict() for turn in self.turns],
-        }
 
 
 _SEQ_ZERO = b"\nseq: 0\n"
@@ -128,8 +114,8 @@ def capture_turns(
         captured += (
             CapturedTurn(
                 path=turn.path,
-                key=turn.key,
                 seq=turn.number,
+                commit=None if duplicate else commit,
                 redactions=dict(turn.redactions),
                 duplicate=duplicate,
             )
@@ -281,7 +267,7 @@ def _redacted(turn: Turn, origin: str) -> Turn:
     if clean.redactions:
         # A turn without a seq is numbered later, under the writer lock: check the file it
         # will become, whatever seq it gets, and not the seq it does not have yet.
-        data = clean.to_dict() if clean.seq is not None else {**clean.to_dict(), "seq": 0}
+        data = json_data(clean) if clean.seq is not None else {**json_data(clean), "seq": 0}
         try:
             turn_from_data(data, source=origin, schema="capture")
         except InvalidInputError as err:

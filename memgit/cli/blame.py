@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 
 @click.command("blame")
@@ -29,7 +30,7 @@ def blame(directory: Path, spec: str, as_json: bool) -> None:
 
     result = MemoryRepo.open(directory).blame(spec)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     labels = {}
     for item in result.commits:

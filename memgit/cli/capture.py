@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from memgit.cli.output import describe_redactions, emit_json, plural
+from memgit.jsonio import json_data
+
+if TYPE_CHECKING:
+    from memgit.repo import MemoryRepo
 
 
 @click.command()
@@ -35,31 +40,46 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
     again is a no-op; the same (source, session, seq) with other content is an
     error and nothing is overwritten.
     """
-    from memgit.capture.read import iter_jsonl_turns, parse_turn, read_limited
-    from memgit.cli.inputs import STDIN, open_input
-    from memgit.cli.progress import progress_bar
-    from memgit.errors import InvalidInputError, UsageError
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
     if file is None:
-        if sys.stdin.isatty():
-            raise UsageError(
-                "memgit capture reads a turn as JSON on stdin",
-                code="usage",
-                hint="pipe a turn in (`... | memgit capture`) or use --file turns.jsonl",
-            )
-        turn = parse_turn(read_limited(sys.stdin.buffer, source=STDIN), source=STDIN)
-        outcome = repo.capture(turn, source=STDIN)
-        if as_json:
-            emit_json(outcome.to_dict())
-        elif outcome.duplicate or outcome.commit is None:
-            click.echo(f"Already captured: {outcome.path} (nothing changed)")
-        else:
-            click.echo(f"Captured {outcome.path} in {outcome.commit[:12]}")
-            if outcome.redactions:
-                click.echo(describe_redactions(outcome.redactions))
-        return
+        _capture_stdin(repo, as_json=as_json)
+    else:
+        _capture_file(repo, file, as_json=as_json)
+
+
+def _capture_stdin(repo: MemoryRepo, *, as_json: bool) -> None:
+    """One turn, as JSON on stdin."""
+    from memgit.capture.read import parse_turn, read_limited
+    from memgit.cli.inputs import STDIN
+    from memgit.errors import UsageError
+
+    if sys.stdin.isatty():
+        raise UsageError(
+            "memgit capture reads a turn as JSON on stdin",
+            code="usage",
+            hint="pipe a turn in (`... | memgit capture`) or use --file turns.jsonl",
+        )
+    turn = parse_turn(read_limited(sys.stdin.buffer, source=STDIN), source=STDIN)
+    outcome = repo.capture(turn, source=STDIN)
+    if as_json:
+        emit_json(json_data(outcome))
+    elif outcome.duplicate or outcome.commit is None:
+        click.echo(f"Already captured: {outcome.path} (nothing changed)")
+    else:
+        click.echo(f"Captured {outcome.path} in {outcome.commit[:12]}")
+        if outcome.redactions:
+            click.echo(describe_redactions(outcome.redactions))
+
+
+def _capture_file(repo: MemoryRepo, file: Path, *, as_json: bool) -> None:
+    """Many turns, one JSON object a line, from ``file`` ('-': stdin)."""
+    from memgit.capture.read import iter_jsonl_turns
+    from memgit.cli.inputs import open_input
+    from memgit.cli.progress import progress_bar
+    from memgit.errors import InvalidInputError
+
     name, stream = open_input(file)
     with stream:
         lines = list(iter_jsonl_turns(stream, source=name))
@@ -73,7 +93,7 @@ def capture(directory: Path, file: Path | None, as_json: bool) -> None:
             progress=lambda done, total: progress("capture", done, total),
         )
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     new = [captured for captured in result.turns if not captured.duplicate]
     duplicates = len(result.turns) - len(new)

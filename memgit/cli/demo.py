@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from memgit import git
 from memgit.cli.output import describe_redactions, emit_json
+from memgit.jsonio import json_data
+
+if TYPE_CHECKING:
+    from memgit.capture.inbox import CapturedTurn
+    from memgit.pack import EvidencePack
+    from memgit.process import ProcessResult
 
 
 @click.command()
@@ -28,48 +36,63 @@ def demo(target: Path | None, as_json: bool) -> None:
     then recalls what was stored.
     The repository is kept so you can explore it with ordinary git commands.
     """
+    from memgit.demo import DEMO_QUERY, bundled_conversation
     from memgit.repo import MemoryRepo
 
-    result = MemoryRepo.demo(target)
+    path = target if target is not None else Path(tempfile.mkdtemp(prefix="memgit-demo-"))
+    MemoryRepo.init(path)
+    with MemoryRepo.open(path) as repo:
+        captures = [
+            repo.capture(line, source=f"conversation.jsonl:{number}")
+            for number, line in enumerate(bundled_conversation(), start=1)
+        ]
+        processed = repo.process(backend="rules")
+        pack = repo.recall(DEMO_QUERY, k=3)
     if as_json:
         emit_json(
             {
-                "path": str(result.path),
-                "captures": [outcome.to_dict() for outcome in result.captures],
-                "process": result.processed.to_dict(),
-                "recall": result.recalled.to_dict(),
+                "path": str(path),
+                "captures": json_data(captures),
+                "process": json_data(processed),
+                "recall": json_data(pack),
             }
         )
-        return
+    else:
+        _tour(path, captures, processed, pack)
+
+
+def _tour(
+    path: Path, captures: list[CapturedTurn], processed: ProcessResult, pack: EvidencePack
+) -> None:
+    """What each step wrote, as files and git show it, then what recall found."""
     heading = click.style
-    click.echo(heading(f"memgit demo repository: {result.path}", bold=True))
+    click.echo(heading(f"memgit demo repository: {path}", bold=True))
     click.echo()
     click.echo(heading("1. Captured turns (one commit each)", bold=True))
-    for outcome in result.captures:
+    for outcome in captures:
         note = f"  ({describe_redactions(outcome.redactions)})" if outcome.redactions else ""
         click.echo(f"  {outcome.path}{note}")
     click.echo()
     click.echo(heading("2. A capture file, as stored (secrets already gone)", bold=True))
-    redacted = next((o for o in result.captures if o.redactions), result.captures[0])
-    click.echo((result.path / redacted.path).read_text("utf-8"))
+    redacted = next((o for o in captures if o.redactions), captures[0])
+    click.echo((path / redacted.path).read_text("utf-8"))
     click.echo(heading("3. Processed by the offline rules Gate: one commit per run", bold=True))
-    for run in result.processed.runs:
+    for run in processed.runs:
         click.echo(f"  run {run.run_id}")
         for decision in run.decisions:
             click.echo(f"  {decision.action:<7} {decision.path}")
     click.echo()
-    first = next((d for run in result.processed.runs for d in run.decisions), None)
+    first = next((d for run in processed.runs for d in run.decisions), None)
     if first is not None:
         click.echo(heading(f"4. A memory: {first.path}", bold=True))
-        click.echo((result.path / first.path).read_text("utf-8"))
-    for run in result.processed.runs:
-        record = next(result.path.glob(f"runs/*/*/{run.run_id}.json"))
-        click.echo(heading(f"5. Its run record: {record.relative_to(result.path)}", bold=True))
+        click.echo((path / first.path).read_text("utf-8"))
+    for run in processed.runs:
+        record = next(path.glob(f"runs/*/*/{run.run_id}.json"))
+        click.echo(heading(f"5. Its run record: {record.relative_to(path)}", bold=True))
         click.echo(_excerpt(record.read_text("utf-8"), 24))
     click.echo(heading("6. git log, with the trailers programs read", bold=True))
-    click.echo(_git(result.path, "log", "--format=%h %s%n%(trailers:only,unfold)"))
-    click.echo(heading(f'7. memgit recall "{result.recalled.query}"', bold=True))
-    pack = result.recalled
+    click.echo(_git(path, "log", "--format=%h %s%n%(trailers:only,unfold)"))
+    click.echo(heading(f'7. memgit recall "{pack.query}"', bold=True))
     click.echo("  relevance: a hit's score as a share of the best of its kind (docs/recall.md)")
     for hit in pack.memories:
         commit = hit.commit[:12] if hit.commit else "uncommitted"
@@ -82,7 +105,7 @@ def demo(target: Path | None, as_json: bool) -> None:
         click.echo(f"  {pack.relevance(turn):4.2f}  {role} message {turn.index} of {turn.capture}")
     click.echo()
     click.echo(heading("Explore it yourself:", bold=True))
-    click.echo(f"  cd {result.path}")
+    click.echo(f"  cd {path}")
     click.echo("  git log --stat    git show HEAD    git log --format='%(trailers)'")
     click.echo("  git for-each-ref refs/memgit    git blame memories/")
 

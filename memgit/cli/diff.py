@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 
 @click.command("diff")
@@ -33,7 +34,7 @@ def diff(directory: Path, memory_id: str, old: str | None, new: str | None, as_j
 
     result = MemoryRepo.open(directory).diff(memory_id, old, new)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     click.secho(f"{label(result.old)} -> {label(result.new)}", bold=True)
     for change in result.fields:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from memgit.errors import ExitStatus, MemgitError, UsageError
+from memgit.jsonio import json_data
 
 
 def run_with_error_handler(command: click.Command, args: list[str]) -> int:
@@ -19,7 +20,7 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
     except MemgitError as err:
         click.echo(err.render(), err=True)
         if want_json:
-            click.echo(json.dumps({"error": err.to_dict()}, ensure_ascii=False))
+            click.echo(json.dumps({"error": json_data(err)}, ensure_ascii=False))
         return int(err.exit_status)
     except click.exceptions.Exit as err:
         return err.exit_code
@@ -28,7 +29,7 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
         usage = UsageError(err.format_message(), hint=f"see `{shown} --help`")
         click.echo(usage.render(), err=True)
         if want_json:
-            click.echo(json.dumps({"error": usage.to_dict()}, ensure_ascii=False))
+            click.echo(json.dumps({"error": json_data(usage)}, ensure_ascii=False))
         return int(usage.exit_status)
     except click.ClickException as err:
         err.show()
@@ -48,18 +49,25 @@ def run_with_error_handler(command: click.Command, args: list[str]) -> int:
 
 def _write_log(args: list[str]) -> Path | None:
     """Save the traceback under .git/memgit/ (or nowhere if there is no repository)."""
-    from memgit.constants import CACHE_DIR, LAST_ERROR_LOG
-
     start = Path(args[args.index("-C") + 1]) if "-C" in args[:-1] else Path(".")
     try:
         import pygit2
 
         found = pygit2.discover_repository(str(start))
-        if found is None:
-            return None
-        log = Path(found) / CACHE_DIR / LAST_ERROR_LOG
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(f"memgit {' '.join(args)}\n\n{traceback.format_exc()}", "utf-8")
     except Exception:
+        return None
+    return None if found is None else write_error_log(Path(found), f"memgit {' '.join(args)}")
+
+
+def write_error_log(git_dir: Path, heading: str) -> Path | None:
+    """Save the traceback being handled as .git/memgit/last-error.log (the CLI's and the
+    MCP server's), under ``heading``; None when it cannot be written."""
+    from memgit.constants import CACHE_DIR, LAST_ERROR_LOG
+
+    log = git_dir / CACHE_DIR / LAST_ERROR_LOG
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"{heading}\n\n{traceback.format_exc()}", "utf-8")
+    except OSError:
         return None
     return log

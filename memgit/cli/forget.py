@@ -9,6 +9,7 @@ import click
 
 from memgit.cli.output import emit_json, plural
 from memgit.errors import UsageError
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.forget import Forgotten
@@ -77,24 +78,28 @@ def forget(
             raise UsageError(f"{flag} needs --purge", code="usage", field=flag)
     repo = MemoryRepo.open(directory)
     if purge:
-        purged = repo.purge(memory_ids, texts=texts, with_sources=with_sources, push=push)
-        if as_json:
-            emit_json(purged.to_dict())
-        else:
-            _print_purged(purged)
-        failed = [remote.error for remote in purged.pushed if remote.error is not None]
-        for error in failed:
-            click.echo(error.render(), err=True)
-        if failed:
-            raise click.exceptions.Exit(int(failed[0].exit_status))
+        _purge(repo.purge(memory_ids, texts=texts, with_sources=with_sources, push=push), as_json)
         return
     if not memory_ids:
         raise UsageError("name at least one memory id", code="usage", field="ID")
     result = repo.forget(memory_ids, with_sources=with_sources)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     else:
         _print_forgotten(result)
+
+
+def _purge(purged: Purged, as_json: bool) -> None:
+    """What ``--purge`` rewrote; a remote that refused the push sets the exit status."""
+    if as_json:
+        emit_json(json_data(purged))
+    else:
+        _print_purged(purged)
+    failed = [remote.error for remote in purged.pushed if remote.error is not None]
+    for error in failed:
+        click.echo(error.render(), err=True)
+    if failed:
+        raise click.exceptions.Exit(int(failed[0].exit_status))
 
 
 def _print_forgotten(result: Forgotten) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.derived.lexical import IndexStatus
@@ -39,7 +40,7 @@ def status(directory: Path, as_json: bool) -> None:
 
     result = MemoryRepo.open(directory).index_status()
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     _render(result)
 
@@ -56,7 +57,7 @@ def rebuild(directory: Path, as_json: bool) -> None:
     with progress_bar(enabled=not as_json, delay=0) as progress:
         result = repo.rebuild_index(progress)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     click.echo("Rebuilt the recall index.")
     _render(result)

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
+
+if TYPE_CHECKING:
+    from memgit.init import InitResult
 
 
 @click.command()
@@ -49,8 +54,13 @@ def init(directory: Path, path: Path | None, install_hooks: bool, as_json: bool)
             with progress_bar(enabled=not as_json) as progress:
                 repo.rebuild_index(progress)
     if as_json:
-        emit_json(result.to_dict())
-        return
+        emit_json(json_data(result))
+    else:
+        _report(result)
+
+
+def _report(result: InitResult) -> None:
+    """What init found, wrote, committed and configured, a line each."""
     verb = "Created" if result.new_repository else "Using"
     click.echo(f"{verb} Git repository {result.path}")
     clone = result.clone

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.history.versions import Version
@@ -44,7 +45,7 @@ def log(directory: Path, memory_id: str, follow: bool, as_json: bool) -> None:
             {
                 "id": memory_id,
                 "follow": follow,
-                "memories": [history.to_dict() for history in histories],
+                "memories": json_data(histories),
             }
         )
         return

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 
 @click.command("map")
@@ -40,7 +41,7 @@ def map_command(directory: Path, recent: int, terms: int, as_json: bool) -> None
     with progress_bar() as progress:
         result = MemoryRepo.open(directory).map(recent=recent, terms=terms, progress=progress)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     header, *rest = result.summary_lines()
     click.secho(header, bold=True)

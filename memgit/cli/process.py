@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.process import ProcessResult
@@ -61,38 +62,45 @@ def process(
     on the branch memgit/proposals/<run-id> instead, for `memgit review`; units in
     open or rejected proposals are not asked about again.
     """
-    from memgit.apply import describe_decisions
-    from memgit.gate.backends.host import named_digest
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
     if print_prompt:
-        request = repo.gate_prompt(include_rejected=include_rejected)
-        if as_json:
-            emit_json(None if request is None else request.to_dict())
-        elif request is None:
-            click.echo("Nothing is pending.", err=True)
-        else:
-            click.echo(request.text, nl=False)
-            click.echo(
-                "\nAnswering with --gate-output (the host backend)? Name this prompt in "
-                f'the JSON object: "prompt_digest": "{request.digest}"'
-            )
+        _print_prompt(repo, include_rejected=include_rejected, as_json=as_json)
         return
-    answer = None
-    if gate_output is not None:
-        answer = _read_answer(gate_output)
-        if named_digest(answer.decode("utf-8", "replace")) is None:
-            click.echo(
-                "warning: the Gate answer names no prompt_digest, so memgit cannot tell "
-                "whether captures arrived since its prompt was printed; --print-prompt "
-                "shows the digest to name",
-                err=True,
-            )
-    result = _run(repo, backend, answer, max_batches, include_rejected, quiet=as_json)
+    result = _run(
+        repo,
+        quiet=as_json,
+        backend=backend,
+        gate_output=None if gate_output is None else _read_answer(gate_output),
+        max_batches=max_batches,
+        include_rejected=include_rejected,
+    )
     if as_json:
-        emit_json(result.to_dict())
-        return
+        emit_json(json_data(result))
+    else:
+        _report(result)
+
+
+def _print_prompt(repo: MemoryRepo, *, include_rejected: bool, as_json: bool) -> None:
+    """``--print-prompt``: the Gate's question for the next batch, and its digest."""
+    request = repo.gate_prompt(include_rejected=include_rejected)
+    if as_json:
+        emit_json(None if request is None else request.to_dict())
+    elif request is None:
+        click.echo("Nothing is pending.", err=True)
+    else:
+        click.echo(request.text, nl=False)
+        click.echo(
+            "\nAnswering with --gate-output (the host backend)? Name this prompt in "
+            f'the JSON object: "prompt_digest": "{request.digest}"'
+        )
+
+
+def _report(result: ProcessResult) -> None:
+    """Each run's decisions, then what was removed, proposed, left pending or skipped."""
+    from memgit.apply import describe_decisions
+
     if not result.runs and not result.cleanup_commit:
         click.echo("Nothing to process.")
     for run in result.runs:
@@ -130,48 +138,39 @@ def process(
         )
 
 
-def _run(
-    repo: MemoryRepo,
-    backend: str | None,
-    answer: bytes | None,
-    max_batches: int | None,
-    include_rejected: bool,
-    *,
-    quiet: bool,
-) -> ProcessResult:
+def _run(repo: MemoryRepo, *, quiet: bool, **options: Any) -> ProcessResult:
     """Process, with a progress bar on a terminal (it appears once several batches run)."""
     from rich.progress import Progress
 
     if quiet or not sys.stderr.isatty():
-        return repo.process(
-            backend=backend,
-            gate_output=answer,
-            max_batches=max_batches,
-            include_rejected=include_rejected,
-        )
+        return repo.process(**options)
     with Progress(transient=True) as bar:
         task = bar.add_task("Processing", total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return repo.process(
-            backend=backend,
-            gate_output=answer,
-            max_batches=max_batches,
-            progress=progress,
-            include_rejected=include_rejected,
-        )
+        return repo.process(progress=progress, **options)
 
 
 def _read_answer(gate_output: Path) -> bytes:
-    """The host's Gate answer, read no further than the limit of any Gate's answer."""
+    """The host's Gate answer, read no further than the limit of any Gate's answer; a
+    warning when it names no prompt digest."""
     from memgit.capture.read import read_limited
     from memgit.cli.inputs import open_input
     from memgit.gate.backends.command import MAX_ANSWER_BYTES
+    from memgit.gate.backends.host import named_digest
 
     name, stream = open_input(gate_output)
     with stream:
-        return read_limited(
+        answer = read_limited(
             stream, source=name, limit=MAX_ANSWER_BYTES, hint="a Gate answer is one JSON object"
         )
+    if named_digest(answer.decode("utf-8", "replace")) is None:
+        click.echo(
+            "warning: the Gate answer names no prompt_digest, so memgit cannot tell "
+            "whether captures arrived since its prompt was printed; --print-prompt "
+            "shows the digest to name",
+            err=True,
+        )
+    return answer

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.pack import EvidencePack, MemoryHit, SourceEvidence, Successor, TurnHit
@@ -20,7 +21,7 @@ SHOWN_EXPANSIONS = 8
 @click.argument("query", nargs=-1, required=True)
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many of each to show.")
 @click.option("--scope", help="Only memories in this scope or below it (e.g. project).")
-@click.option("--type", "type_", metavar="TYPE", help="Only memories of this type (e.g. fact).")
+@click.option("--type", "type", metavar="TYPE", help="Only memories of this type (e.g. fact).")
 @click.option(
     "--exclude-thread",
     metavar="THREAD",
@@ -46,17 +47,7 @@ SHOWN_EXPANSIONS = 8
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence pack as JSON.")
 @click.pass_obj
 def recall(
-    directory: Path,
-    query: tuple[str, ...],
-    k: int,
-    scope: str | None,
-    type_: str | None,
-    exclude_thread: str | None,
-    from_turn: int | None,
-    evidence: bool,
-    as_of: str | None,
-    include_retired: bool,
-    as_json: bool,
+    directory: Path, /, query: tuple[str, ...], as_of: str | None, as_json: bool, **options: Any
 ) -> None:
     """Find memories and captured turns about QUERY: an evidence pack.
 
@@ -77,24 +68,16 @@ def recall(
     uncommitted edits by itself; see `memgit index --help`.
     """
     from memgit.cli.progress import progress_bar
+    from memgit.recall import RecallOptions
     from memgit.repo import MemoryRepo
 
     repo = MemoryRepo.open(directory)
     with progress_bar() as progress:
         pack = repo.recall(
-            " ".join(query),
-            k=k,
-            scope=scope,
-            type=type_,
-            exclude_thread=exclude_thread,
-            from_turn=from_turn,
-            evidence=evidence,
-            as_of=as_of,
-            include_retired=include_retired,
-            progress=progress,
+            " ".join(query), RecallOptions(**options), as_of=as_of, progress=progress
         )
     if as_json:
-        emit_json(pack.to_dict())
+        emit_json(json_data(pack))
     else:
         render_pack(pack)
 

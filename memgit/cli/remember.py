@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 
 @click.command("remember")
@@ -45,7 +46,7 @@ def remember(
         text = sys.stdin.read()
     made = MemoryRepo.open(directory).remember(text, title=title, scope=scope, kind=kind)
     if as_json:
-        emit_json(made.to_dict())
+        emit_json(json_data(made))
         return
     if made.already_held:
         click.echo(f"already remembered: {made.memory_id}  {made.path}  holds the same text")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 
 @click.command("replay")
@@ -42,7 +43,7 @@ def replay(
 
     replays = MemoryRepo.open(directory).replay(run_ids, last=last, backend=backend)
     if as_json:
-        emit_json([item.to_dict() for item in replays])
+        emit_json(json_data(replays))
     else:
         for item in replays:
             verdict = "same" if item.same else "refused" if item.refused else "differs"

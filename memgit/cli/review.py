@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 if TYPE_CHECKING:
     from memgit.pack import SourceEvidence
@@ -54,7 +55,7 @@ def list_command(directory: Path, everything: bool, as_json: bool) -> None:
     if as_json:
         emit_json(
             [{"kind": "proposal", **item} for item in found]
-            + [{"kind": "contradiction", **item.to_dict()} for item in contradictions]
+            + [{"kind": "contradiction", **json_data(item)} for item in contradictions]
         )
         return
     for contradiction in contradictions:
@@ -93,7 +94,7 @@ def show(directory: Path, run_id: str, as_json: bool) -> None:
         return
     view = repo.review_show(run_id)
     if as_json:
-        emit_json(view.to_dict())
+        emit_json(json_data(view))
         return
     summary = view.summary
     click.secho(f"Proposal {run_id} [{summary['state']}]", bold=True)
@@ -119,7 +120,7 @@ def _show_contradiction(repo: MemoryRepo, item: str, as_json: bool) -> None:
     """Each memory of contradiction ITEM, whole, so a person can choose one."""
     contradiction = repo.review_contradiction(item)
     if as_json:
-        emit_json(contradiction.to_dict())
+        emit_json(json_data(contradiction))
         return
     click.secho(f"Contradiction {contradiction.id}", bold=True)
     click.echo(f"  {len(contradiction.rivals)} active memories replace {contradiction.replaced}:")
@@ -198,22 +199,27 @@ def approve(
                 field="--keep",
                 hint="`memgit review list` shows contradictions and proposals",
             )
-        resolution = repo.review_resolve(run_id, keep=keep)
-        if as_json:
-            emit_json(resolution.to_dict())
-            return
-        click.echo(
-            f"Kept {resolution.kept}; {', '.join(resolution.retired)} replaced by it "
-            f"in {resolution.commit[:12]}"
-        )
+        _resolve(repo, run_id, keep, as_json)
         return
     result = repo.review_approve(run_id, only=only, rebase=rebase)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     click.echo(
         f"Approved {run_id} ({result.how}): {describe_decisions(result.decisions)} "
         f"in {result.commit[:12]}"
+    )
+
+
+def _resolve(repo: MemoryRepo, item: str, keep: str, as_json: bool) -> None:
+    """``approve ID --keep MEMORY``: close contradiction ``item`` keeping one memory."""
+    resolution = repo.review_resolve(item, keep=keep)
+    if as_json:
+        emit_json(json_data(resolution))
+        return
+    click.echo(
+        f"Kept {resolution.kept}; {', '.join(resolution.retired)} replaced by it "
+        f"in {resolution.commit[:12]}"
     )
 
 
@@ -230,7 +236,7 @@ def reject(directory: Path, run_id: str, reason: str, as_json: bool) -> None:
 
     result = MemoryRepo.open(directory).review_reject(run_id, reason=reason)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     click.echo(f"Rejected {run_id}: kept as {result.ref} ({result.commit[:12]})")
 
@@ -247,7 +253,7 @@ def push(directory: Path, run_id: str, remote: str, as_json: bool) -> None:
 
     result = MemoryRepo.open(directory).review_push(run_id, remote)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
         return
     click.echo(f"Pushed {result.branch} ({result.commit[:12]}) to {remote}")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memgit.cli.output import emit_json
+from memgit.jsonio import json_data
 
 
 @click.command("show")
@@ -38,4 +39,4 @@ def show(directory: Path, spec: str, as_json: bool) -> None:
             click.echo(snap.status.describe(snap.memory_id), err=True)
         click.echo(snap.text, nl=False)
         return
-    emit_json(snap.to_dict())
+    emit_json(json_data(snap))

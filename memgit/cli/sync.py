@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
+
+if TYPE_CHECKING:
+    from memgit.sharing.sync import SyncResult
 
 JOINED = {
     "up-to-date": "already up to date with",
@@ -56,8 +61,13 @@ def sync(directory: Path, remote: str | None, as_json: bool) -> None:
     with MemoryRepo.open(directory) as repo, progress_bar(enabled=not as_json) as progress:
         result = repo.sync(remote, progress=progress)
     if as_json:
-        emit_json(result.to_dict())
-        return
+        emit_json(json_data(result))
+    else:
+        _report(result)
+
+
+def _report(result: SyncResult) -> None:
+    """What was joined and pushed, then what needs a person: duplicates, contradictions."""
     short = result.branch.removeprefix("refs/heads/")
     line = f"{short} {JOINED[result.joined]} {result.remote}"
     if result.pushed:

@@ -6,16 +6,11 @@ from pathlib import Path
 
 import click
 
-from memgit.cli.install import CONFIG_DIR_HELP, HOST_CHOICE, report
+from memgit.cli.install import host_options, report
 
 
 @click.command()
-@click.argument("host", type=HOST_CHOICE)
-@click.option("--dry-run", is_flag=True, help="Print the change as a diff and write nothing.")
-@click.option(
-    "--config-dir", type=click.Path(file_okay=False, path_type=Path), help=CONFIG_DIR_HELP
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@host_options
 def uninstall(host: str, dry_run: bool, config_dir: Path | None, as_json: bool) -> None:
     """Take memgit's hook out of an agent host's configuration.
 
@@ -28,9 +23,9 @@ def uninstall(host: str, dry_run: bool, config_dir: Path | None, as_json: bool) 
     and a file without memgit's hook is left as it is. No memory repository is
     needed: a hook for any of them is taken out. See docs/hosts.md.
     """
-    from memgit.repo import MemoryRepo
+    from memgit.hosts.install import uninstall as uninstall_hook
 
-    result = MemoryRepo.uninstall_host(host, config_dir=config_dir, dry_run=dry_run)
+    result = uninstall_hook(host, config_dir=config_dir, dry_run=dry_run)
     report(
         result,
         host,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
 from memgit.cli.output import emit_json, plural
+from memgit.jsonio import json_data
+
+if TYPE_CHECKING:
+    from memgit.governance.verify import VerifyResult
 
 
 @click.command()
@@ -56,17 +60,10 @@ def verify(
     the range is clean, whatever the format. Works in bare repositories too
     (docs/ci.md).
     """
-    from memgit.errors import UsageError
     from memgit.governance.verify import MAX_COMMIT_LIST_BYTES, MAX_REF_UPDATES_BYTES
     from memgit.repo import MemoryRepo
 
-    if as_json and output_format not in (None, "json"):
-        raise UsageError(
-            f"--json is --format json; it cannot be combined with --format {output_format}",
-            code="usage",
-            hint="pass one of them",
-        )
-    shown = "json" if as_json else (output_format or "text")
+    shown = _format(output_format, as_json=as_json)
     result = MemoryRepo.verify(
         directory,
         rev_range,
@@ -83,7 +80,7 @@ def verify(
         ),
     )
     if shown == "json":
-        emit_json(result.to_dict())
+        emit_json(json_data(result))
     elif shown == "markdown":
         from memgit.governance.summary import render_markdown
 
@@ -91,21 +88,39 @@ def verify(
         summary = render_markdown(result, range_label=label)
         click.echo(summary, nl=False)
     else:
-        for finding in result.findings:
-            click.echo(finding.render(), err=True)
-        for found in result.contradictions:
-            click.echo(f"warning[contradiction]: {found.describe()}", err=True)
-            click.echo(f"hint: `memgit review show {found.id}`, then keep one", err=True)
-        for apart in result.decided_apart:
-            click.echo(f"warning[decided-apart]: {apart.commit[:12]}: {apart.describe()}", err=True)
-            click.echo(
-                "hint: both runs are kept; if the fact is now held twice, `memgit forget` one",
-                err=True,
-            )
-        verdict = "clean" if result.ok else f"{plural(len(result.findings), 'problem')}"
-        click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
+        _render_text(result)
     if not result.ok:
         click.get_current_context().exit(1)
+
+
+def _format(output_format: str | None, *, as_json: bool) -> str:
+    """The one format ``--format`` and ``--json`` choose (text by default)."""
+    from memgit.errors import UsageError
+
+    if as_json and output_format not in (None, "json"):
+        raise UsageError(
+            f"--json is --format json; it cannot be combined with --format {output_format}",
+            code="usage",
+            hint="pass one of them",
+        )
+    return "json" if as_json else (output_format or "text")
+
+
+def _render_text(result: VerifyResult) -> None:
+    """Each problem and warning on stderr, then one verdict line."""
+    for finding in result.findings:
+        click.echo(finding.render(), err=True)
+    for found in result.contradictions:
+        click.echo(f"warning[contradiction]: {found.describe()}", err=True)
+        click.echo(f"hint: `memgit review show {found.id}`, then keep one", err=True)
+    for apart in result.decided_apart:
+        click.echo(f"warning[decided-apart]: {apart.commit[:12]}: {apart.describe()}", err=True)
+        click.echo(
+            "hint: both runs are kept; if the fact is now held twice, `memgit forget` one",
+            err=True,
+        )
+    verdict = "clean" if result.ok else f"{plural(len(result.findings), 'problem')}"
+    click.echo(f"Checked {plural(len(result.commits), 'commit')}: {verdict}.")
 
 
 def _range_label(

@@ -1,4 +1,4 @@
-"""``memgit demo``'s bundled conversation: data for the tour ``MemoryRepo.demo`` gives."""
+"""``memgit demo``'s bundled conversation: data for the tour `memgit/cli/demo.py` gives."""
 
 from __future__ import annotations
 

@@ -44,6 +44,7 @@ from memgit.derived.refresh import (
 from memgit.derived.retired import sync_retired
 from memgit.derived.rows import delete_retired
 from memgit.errors import ConflictError, MemgitError
+from memgit.jsonio import json_as
 from memgit.store.tree import read_commit
 
 T = TypeVar("T")
@@ -64,31 +65,13 @@ class IndexStatus:
     indexed_commit: str | None
     head_tree: str
     head_commit: str | None
-    tree_current: bool
+    tree_current: bool = field(metadata=json_as(before=("stale",)))
     retired_current: bool
     counts: dict[str, int]
 
     @property
     def stale(self) -> bool:
         return self.problem is not None or not (self.tree_current and self.retired_current)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "exists": self.exists,
-            "size": self.size,
-            "schema_version": self.schema_version,
-            "expected_version": self.expected_version,
-            "problem": self.problem,
-            "indexed_tree": self.indexed_tree,
-            "indexed_commit": self.indexed_commit,
-            "head_tree": self.head_tree,
-            "head_commit": self.head_commit,
-            "stale": self.stale,
-            "tree_current": self.tree_current,
-            "retired_current": self.retired_current,
-            "counts": self.counts,
-        }
 
 
 @dataclass(slots=True, kw_only=True)

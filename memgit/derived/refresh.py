@@ -221,7 +221,7 @@ def apply_paths(
             if found is None:
                 continue
             try:
-                doc = read_memory(found[1], path=path, blob=found[0])
+                doc = read_memory(found[1], path=path, blob=found[0], check=False)
             except InvalidInputError as err:
                 _problem(conn, stats, path, found[0], err)
                 continue
@@ -235,7 +235,7 @@ def apply_paths(
             if found is None:
                 continue
             try:
-                turn = read_capture(found[1], path=path, blob=found[0])
+                turn = read_capture(found[1], path=path, blob=found[0], check=False)
             except InvalidInputError as err:
                 _problem(conn, stats, path, found[0], err)
                 continue
@@ -343,7 +343,7 @@ class _TurnCache:
             turn = None
             if found is not None:
                 try:
-                    turn = read_capture(found[1], path=path, blob=found[0])
+                    turn = read_capture(found[1], path=path, blob=found[0], check=False)
                 except InvalidInputError:
                     turn = None
             self.put(path, turn)

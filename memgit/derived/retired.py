@@ -62,7 +62,7 @@ def sync_retired(
             continue
         path, blob = found
         try:
-            doc = read_memory(read_blob(repo, blob), path=path, blob=str(blob))
+            doc = read_memory(read_blob(repo, blob), path=path, blob=str(blob), check=False)
         except InvalidInputError as err:
             rows.set_problem(conn, name, str(blob), err.code, f"{path}: {err.message}")
             continue

@@ -54,7 +54,16 @@ from memgit.yamlio import parse_yaml
 __all__ = ["Change", "change_kind", "find_target", "read_change", "strip_lead_in"]
 
 SOURCE = "memgit/gate/changes.yaml"
-_LISTS = ("how", "lead_in", "opens_rule", "change", "correction", "not_a_change", "not_alone")
+_LISTS = (
+    "how",
+    "lead_in",
+    "opens_rule",
+    "change",
+    "correction",
+    "not_a_change",
+    "not_alone",
+    "points_back",
+)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Parts of an address every address has: "api.example.com" and "docs.example.com" are
 # not one topic.
@@ -62,7 +71,11 @@ _TEAM = re.compile(r"\b(?:we|we're|we've|our|ours|us|the team)\b|我们|nosotros
 _SOMEONE_ELSE = re.compile(
     r"^\W*(?:(?-i:[A-Z][a-z]+)(?:\s+(?:has|have|just|also|finally|now))?\s+"
     r"(?:switched|moved|migrated|changed|uses?|prefers?|likes?|went|upgraded|is on)\b"
-    r"|(?:he|she|they)\b)|\b(?:his|her|their)\b",
+    # "Lena ist auf Emacs umgestiegen", "Camila se pasó a Mac"
+    r"|(?-i:[A-Z][a-z]+)\s+(?:ist|hat|nutzt|benutzt|verwendet|mag)\b.*\b(?:umgestiegen|gewechselt"
+    r"|umgezogen|nutzt|benutzt|verwendet|mag)\b"
+    r"|(?-i:[A-Z][a-z]+)\s+(?:se (?:pasó|cambió|mudó)|usa|prefiere|cambió)\b"
+    r"|(?:he|she|they|él|ella)\b)|\b(?:his|her|their)\b",
     re.I,
 )
 _NOISE = frozenset({"com", "org", "net", "io", "www", "http", "https", "html"})
@@ -99,7 +112,9 @@ class _Rules:
     correction: re.Pattern[str]
     not_a_change: re.Pattern[str]
     not_alone: re.Pattern[str]
+    points_back: re.Pattern[str]
     not_values: re.Pattern[str]
+    points_at: tuple[re.Pattern[str], ...]
     forms: tuple[_Form, ...]
 
 
@@ -169,11 +184,15 @@ def parse_changes(text: str) -> _Rules:
         raise invalid_rules("languages must be a non-empty mapping", SOURCE, "languages")
     lists: dict[str, list[str]] = {name: [] for name in _LISTS}
     forms = []
+    pointers = []
     for code, language in languages.items():
         if not isinstance(language, dict):
             raise invalid_rules("a language must be a mapping", SOURCE, f"languages.{code}")
         for name in _LISTS:
             lists[name] += word_list(language.get(name, []), SOURCE, f"languages.{code}.{name}")
+        field = f"languages.{code}.points_at"
+        for entry in word_list(language.get("points_at", []), SOURCE, field):
+            pointers.append(_pointer(entry, field))
         for n, raw in enumerate(language.get("forms") or []):
             forms.append(_form(raw, language, f"languages.{code}.forms[{n}]"))
     not_values = word_list(data.get("not_values", []), SOURCE, "not_values")
@@ -182,8 +201,19 @@ def parse_changes(text: str) -> _Rules:
         not_values=re.compile(
             "(?:" + "|".join(not_values) + ")" if not_values else r"(?!x)x", re.IGNORECASE
         ),
+        points_at=tuple(pointers),
         forms=tuple(forms),
     )
+
+
+def _pointer(entry: str, field: str) -> re.Pattern[str]:
+    try:
+        pattern = re.compile(entry, re.IGNORECASE)
+    except re.error as err:
+        raise invalid_rules(f"not a regular expression: {err}", SOURCE, field) from err
+    if "subject" not in pattern.groupindex:
+        raise invalid_rules("a pointer needs a group named subject", SOURCE, field)
+    return pattern
 
 
 @functools.cache
@@ -346,10 +376,12 @@ def _words_only(terms: frozenset[str]) -> frozenset[str]:
 
 def near_subject(text: str, content: str) -> bool:
     """Whether ``text`` may speak of the memory ``content`` said just before it: a word
-    of what they are about in common (numbers and the words of change aside), no
-    qualifier that tells them apart, and both in the same person."""
+    of what they are about in common (numbers and the words of change aside), or no
+    subject of its own ("sorry, it's the 15th"); no qualifier that tells them apart,
+    and both in the same person."""
     plain = strip_lead_in(text)
-    if not _words_only(_about(plain)) & _words_only(_about(content)):
+    shared = _words_only(_about(plain)) & _words_only(_about(content))
+    if not shared and not _rules().points_back.search(plain):
         return False
     if not _same_person(plain, content):
         return False
@@ -359,10 +391,14 @@ def near_subject(text: str, content: str) -> bool:
 def _person(text: str) -> str | None:
     """Whose ``text`` speaks of: ``self`` (I, my, 我, mi, mein), ``team`` (we, our),
     ``other`` (a name or he/she/they doing something), or None when it says no one
-    ("moved to zsh finally")."""
-    if any(form.search(text) for form in load_forms().speaker):
+    ("moved to zsh finally") or both me and us ("... my weekends, so we're on ...")."""
+    mine = any(form.search(text) for form in load_forms().speaker)
+    ours = _TEAM.search(text) is not None
+    if mine and ours:
+        return None
+    if mine:
         return "self"
-    if _TEAM.search(text):
+    if ours:
         return "team"
     return "other" if _SOMEONE_ELSE.search(text) else None
 
@@ -394,6 +430,8 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     wordy, aboutish = _words_only(words), _words_only(about)
     common = len(wordy & aboutish)
     share = min(common / len(aboutish), common / len(wordy)) if common else 0.0
+    if change is not None and _bumps(change.new, content):
+        return (2, shared, share)  # "migramos a Vue 3" speaks of "... hecho en Vue 2"
     if change is not None and change.old:
         named = _about(" ".join(change.old))
         if named:
@@ -413,10 +451,52 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     return (1, shared, share)
 
 
+# A name and its version: "Vue 3", "node 22", "iOS 16", "Python 3.12".
+_VERSIONED = re.compile(r"^(?:the |el |la |der |die |das )?([A-Za-z][\w.+#-]*) v?(\d+(?:\.\d+)*)$")
+
+
+def _bumps(new: tuple[str, ...], content: str) -> bool:
+    """Whether a new value is a name at a version and ``content`` holds the same name at
+    another one: the change moves that very thing to a new version."""
+    for value in new:
+        found = _VERSIONED.match(value.strip())
+        if found is None:
+            continue
+        name, version = found.groups()
+        held = re.findall(rf"(?<![\w.-]){re.escape(name)} ?v?(\d+(?:\.\d+)*)", content, re.I)
+        if held and version not in held:
+            return True
+    return False
+
+
+def _pointed_at(text: str, known: Mapping[str, str], taken: Set[str]) -> str | None:
+    """The one memory of ``known`` that ``text`` names by what it said ("scratch what I
+    said about farah: ..."), if it names one: "" when it names a subject no single
+    memory holds, None when it names none."""
+    for pointer in _rules().points_at:
+        found = pointer.search(text)
+        if found is None:
+            continue
+        subject = _about(found.group("subject"))
+        if not subject:
+            return None
+        held = [
+            memory_id
+            for memory_id, content in known.items()
+            if memory_id not in taken and subject <= _about(content)
+        ]
+        return held[0] if len(held) == 1 else ""
+    return None
+
+
 def find_target(text: str, known: Mapping[str, str], *, taken: Set[str]) -> str | None:
     """The id of the memory in ``known`` (id -> its title and body) that ``text`` speaks
     of, or None when none is clear enough; ``taken`` ids are passed over (another
-    candidate of the answer already changes them)."""
+    candidate of the answer already changes them). A statement that names what it
+    corrects ("scratch what I said about farah: ...") targets that memory alone."""
+    pointed = _pointed_at(text, known, taken)
+    if pointed is not None:
+        return pointed or None
     change = read_change(text)
     plain = strip_lead_in(text)
     slot = slot_of(plain)

@@ -14,6 +14,7 @@ from typing import Any
 
 from memgit.errors import Problem
 from memgit.evidence import EvidenceUnit
+from memgit.jsonio import json_fields
 from memgit.memory import Memory
 from memgit.settings import Settings
 
@@ -90,7 +91,8 @@ class GateRequest:
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
-        """As ``memgit process --print-prompt --json`` prints it."""
+        """As ``memgit process --print-prompt --json`` prints it: the rendered prompt
+        texts and digest, each unit as the prompt shows it."""
         return {
             "system": self.system,
             "user": self.user,
@@ -101,7 +103,7 @@ class GateRequest:
 
 def _memory_context(memory: Memory) -> dict[str, Any]:
     body = memory.body if len(memory.body) <= 600 else memory.body[:600] + "..."
-    return memory.to_dict("id", "type", "scope", "title") | {"body": body}
+    return json_fields(memory, "id", "type", "scope", "title") | {"body": body}
 
 
 def supporting(units: Sequence[EvidenceUnit]) -> list[EvidenceUnit]:

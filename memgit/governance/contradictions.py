@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 import pygit2
 
 from memgit.constants import MEMORIES_DIR
 from memgit.errors import MemgitError
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_as
 from memgit.memory import read_memory
 from memgit.store.tree import iter_blobs, read_blob
 
@@ -38,15 +37,12 @@ class Rival:
     title: str
     path: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self, "id", "title", "path")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Contradiction:
     """Active memories (two or more, sorted by id) that each replace ``replaced``."""
 
-    replaced: str
+    replaced: str = field(metadata=json_as(before=("id",)))
     rivals: tuple[Rival, ...]
 
     @property
@@ -56,9 +52,6 @@ class Contradiction:
     def describe(self) -> str:
         names = ", ".join(f"{rival.id} ({rival.title})" for rival in self.rivals)
         return f"{len(self.rivals)} active memories replace {self.replaced}: {names}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, **json_fields(self)}
 
 
 def find_contradictions(
@@ -76,7 +69,7 @@ def find_contradictions(
         if _SUPERSEDES_KEY not in data:
             continue
         try:
-            memory = read_memory(data, path=path, blob=blob)
+            memory = read_memory(data, path=path, blob=blob, check=False)
         except MemgitError:
             continue
         for old in memory.supersedes:

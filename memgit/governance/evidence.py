@@ -33,12 +33,12 @@ from memgit.errors import MemgitError, Problem
 from memgit.evidence import EvidenceUnit, agrees_to, locate_quote, units_of
 from memgit.gate.contract import GateOutputError, check_gate_output
 from memgit.governance.view import CommitView
-from memgit.memory import Memory, parse_memory
+from memgit.memory import Memory, read_memory
 from memgit.runrecord import RunRecord, parse_run_record
 from memgit.settings import Settings, gate_setting
 from memgit.state.processing import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.store.tree import blob_at, read_blob
-from memgit.turn import parse_capture, read_capture
+from memgit.turn import read_capture
 
 HOOK_ID = "memgit-evidence"
 
@@ -50,7 +50,7 @@ def _units(view: CommitView, blob: str, capture_path: str) -> dict[str, Evidence
     try:
         # Read as every reader of a committed capture reads it; memgit-schemas checks
         # each changed capture strictly.
-        turn = read_capture(data, path=capture_path, blob=blob)
+        turn = read_capture(data, path=capture_path, blob=blob, check=False)
     except MemgitError:
         return None
     return {unit.id: unit for unit in units_of(turn, capture=capture_path, blob=blob)}
@@ -238,7 +238,7 @@ def iter_capture_problems(view: CommitView) -> Iterator[Problem]:
 def _reused(view: CommitView, parent: pygit2.Tree, path: str) -> Iterator[Problem]:
     blob = str(blob_at(view.tree, path))
     try:
-        turn = view.parsed(path, parse_capture)
+        turn = view.parsed(path, read_capture)
     except MemgitError:
         return  # memgit-schemas reports it
     ids = [unit.id for unit in units_of(turn, capture=path, blob=blob)]
@@ -276,7 +276,7 @@ def iter_evidence_problems(view: CommitView) -> Iterator[Problem]:
         yield from iter_run_problems(view, path, record, produced)
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
-            memory = view.parsed(path, parse_memory)
+            memory = view.parsed(path, read_memory)
         except MemgitError:
             continue
         yield from iter_source_problems(view, path, memory)

@@ -41,7 +41,7 @@ from memgit.governance.hooks import staged_view
 from memgit.governance.retirements import retired_ids
 from memgit.governance.secrets import message_as_recorded
 from memgit.governance.view import CommitView
-from memgit.memory import parse_memory
+from memgit.memory import read_memory
 from memgit.trailers import parse_trailers
 
 
@@ -96,7 +96,7 @@ def _successors(view: CommitView) -> dict[str, str]:
         if _memory_id(path) is None:
             continue
         try:
-            memory = view.parsed(path, parse_memory)
+            memory = view.parsed(path, read_memory)
         except MemgitError:
             continue  # memgit-schemas says why
         for old in memory.supersedes:

@@ -18,10 +18,10 @@ from memgit.errors import MemgitError, Problem
 from memgit.governance.attributes import ATTRIBUTES_FILE, iter_attributes_problems
 from memgit.governance.view import CommitView
 from memgit.layout import windows_problem
-from memgit.memory import parse_memory
+from memgit.memory import read_memory
 from memgit.runrecord import parse_run_record
 from memgit.settings import parse_settings
-from memgit.turn import parse_capture
+from memgit.turn import read_capture
 
 HOOK_ID = "memgit-schemas"
 
@@ -49,13 +49,13 @@ def _misplaced(path: str, expected: str) -> Problem:
 
 
 def _check_capture(path: str, view: CommitView) -> Iterator[Problem]:
-    turn = view.parsed(path, parse_capture)
+    turn = view.parsed(path, read_capture)
     if turn.path != path:
         yield _misplaced(path, turn.path)
 
 
 def _check_memory(path: str, view: CommitView) -> Iterator[Problem]:
-    memory = view.parsed(path, parse_memory)
+    memory = view.parsed(path, read_memory)
     if memory.path != path:
         yield _misplaced(path, memory.path)
     settings = view.settings

@@ -26,7 +26,7 @@ from pathlib import Path
 from memgit.constants import MEMORIES_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
-from memgit.memory import parse_memory
+from memgit.memory import read_memory
 from memgit.secrets.paths import shown_path
 from memgit.secrets.redact import RANDOM_TOKEN_KIND, find_credentials, find_secrets
 
@@ -113,7 +113,7 @@ def iter_memory_credentials(view: CommitView) -> Iterator[Problem]:
     (``my PIN is …``) is ``secret-detected`` already, like in any file."""
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
-            memory = view.parsed(path, parse_memory)
+            memory = view.parsed(path, read_memory)
         except MemgitError:
             continue  # memgit-schemas reports it
         for name, text in (("title", memory.title), ("body", memory.body)):

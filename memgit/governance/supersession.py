@@ -23,7 +23,7 @@ from memgit.constants import MEMORIES_DIR
 from memgit.errors import MemgitError, Problem
 from memgit.governance.view import CommitView
 from memgit.layout import memory_path
-from memgit.memory import Memory, parse_memory
+from memgit.memory import Memory, read_memory
 from memgit.store.tree import blob_at, read_blob
 
 HOOK_ID = "memgit-supersession"
@@ -39,7 +39,7 @@ def _memory_in(view: CommitView, commit: str, memory_id: str, scope: str) -> Mem
     blob = blob_at(tree, guess)
     try:
         if blob is not None:
-            return parse_memory(read_blob(view.repo, blob), path=guess)
+            return read_memory(read_blob(view.repo, blob), path=guess)
         return Catalog(view.repo, tree).load(memory_id)
     except MemgitError:
         return None
@@ -58,14 +58,14 @@ def _retired_active(path: str, memory_id: str) -> Problem:
 def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
     for path in sorted(view.merged_in):
         try:
-            memory = view.parsed(path, parse_memory)
+            memory = view.parsed(path, read_memory)
         except MemgitError:
             continue
         if view.retired_before(memory.id):
             yield _retired_active(path, memory.id)
     for path in sorted(view.retired_beside):
         try:
-            memory = view.parsed(path, parse_memory)
+            memory = view.parsed(path, read_memory)
         except MemgitError:
             continue
         yield _retired_active(path, memory.id)
@@ -81,7 +81,7 @@ def iter_supersession_problems(view: CommitView) -> Iterator[Problem]:
         )
     for path in view.changed_under(f"{MEMORIES_DIR}/", ".md"):
         try:
-            memory = view.parsed(path, parse_memory)
+            memory = view.parsed(path, read_memory)
         except MemgitError:
             continue
         others = [p for p in view.paths_of(memory.id) if p != path]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pygit2
@@ -31,6 +31,7 @@ from memgit.governance.rewrites import (
     rewrite_problem,
 )
 from memgit.governance.view import CommitView, view_of_commit
+from memgit.jsonio import json_as, json_data
 from memgit.sharing.decided_apart import DecidedApart, decided_apart_in
 from memgit.state.lookup import Lookup, TreeWalk
 from memgit.store.tree import iter_blobs
@@ -47,7 +48,8 @@ class Finding:
         return rendered.replace("]: ", f"]: {self.commit[:12]}: ", 1)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"commit": self.commit, "hook": self.hook, **self.problem.to_dict()}
+        """The problem's fields flattened beside the commit and hook, one object a finding."""
+        return {"commit": self.commit, "hook": self.hook, **json_data(self.problem)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,9 +57,9 @@ class VerifyResult:
     """The commits checked, oldest first, what was found in them, and what they did
     (``counts``, for the pull-request summary; not part of ``to_dict``)."""
 
-    commits: tuple[str, ...]
-    findings: tuple[Finding, ...]
-    counts: RangeCounts
+    commits: tuple[str, ...] = field(metadata=json_as(before=("ok",)))
+    findings: tuple[Finding, ...] = field(metadata=json_as(key="problems"))
+    counts: RangeCounts = field(metadata=json_as(omit="always"))
     # In the newest commit checked: memories that replace the same one (a warning; a
     # person resolves it with `memgit review`), not a problem of any commit.
     contradictions: tuple[Contradiction, ...] = ()
@@ -67,15 +69,6 @@ class VerifyResult:
     @property
     def ok(self) -> bool:
         return not self.findings
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "commits": list(self.commits),
-            "problems": [finding.to_dict() for finding in self.findings],
-            "contradictions": [found.to_dict() for found in self.contradictions],
-            "decided_apart": [found.to_dict() for found in self.decided_apart],
-        }
 
 
 def resolve_commits(

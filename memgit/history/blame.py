@@ -20,7 +20,7 @@ from memgit import git
 from memgit.history.provenance import Quote, run_quotes
 from memgit.history.select import Snapshot
 from memgit.history.versions import MemoryHistory, Version, run_record
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data
 from memgit.store.tree import blob_at, read_blob
 from memgit.yamlio import split_front_matter
 
@@ -34,9 +34,6 @@ class BlameLine:
     text: str
     commit: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BlameCommit:
@@ -48,12 +45,13 @@ class BlameCommit:
     quotes: tuple[Quote, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The version's facts flattened beside the commit, when a version wrote it."""
         data: dict[str, Any] = {"commit": self.commit}
         if self.version is not None:
-            version = self.version.to_dict()
+            version = json_data(self.version)
             for key in ("version", "change", "date", "author", "run_id", "backend", "model"):
                 data[key] = version[key]
-        data["quotes"] = [quote.to_dict() for quote in self.quotes]
+        data["quotes"] = json_data(self.quotes)
         return data
 
 
@@ -65,14 +63,15 @@ class Blame:
     commits: tuple[BlameCommit, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The snapshot reduced to its commit, version number and path."""
         snap = self.snapshot
         return {
             "id": self.memory_id,
             "commit": snap.commit,
             "version": snap.version.number if snap.version is not None else None,
             "path": snap.path,
-            "lines": [line.to_dict() for line in self.lines],
-            "commits": [commit.to_dict() for commit in self.commits],
+            "lines": json_data(self.lines),
+            "commits": json_data(self.commits),
         }
 
 
@@ -93,8 +92,7 @@ def blame_memory(repo: pygit2.Repository, history: MemoryHistory, snap: Snapshot
         version = versions.get(commit_id)
         quotes: tuple[Quote, ...] = ()
         if version is not None and version.run_id is not None:
-            commit = repo[commit_id]
-            assert isinstance(commit, pygit2.Commit)
+            commit = repo[commit_id].peel(pygit2.Commit)
             record = run_record(repo, commit, version.run_id)
             if record is not None:
                 quotes = run_quotes(repo, record, history.memory_id)
@@ -111,8 +109,7 @@ def _blame(
     for moved_in, version in versions.items():
         if version.moved_from is None or moves <= 0 or moved_in not in result:
             continue
-        target = repo[moved_in]
-        assert isinstance(target, pygit2.Commit)
+        target = repo[moved_in].peel(pygit2.Commit)
         parent = next(
             (p for p in target.parents if blob_at(p.tree, version.moved_from) is not None),
             target.parents[0],

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memgit.history.select import Snapshot
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data, json_fields
 from memgit.yamlio import split_front_matter
 
 _LISTS = ("tags", "supersedes", "sources")
@@ -41,6 +41,7 @@ class FieldChange:
         return f"{self.field}: {' '.join(counts) or 'reordered'}"
 
     def to_dict(self) -> dict[str, Any]:
+        """A list field shows what was added and removed, any other its old and new value."""
         if self.field in _LISTS:
             return json_fields(self, "field", "added", "removed")
         return json_fields(self, "field", "old", "new")
@@ -59,11 +60,12 @@ class MemoryDiff:
     body: tuple[str, ...]  # unified diff lines, no trailing newlines
 
     def to_dict(self) -> dict[str, Any]:
+        """Each side as its commit and version, not the whole snapshot."""
         return {
             "id": self.memory_id,
             "old": _side(self.old),
             "new": _side(self.new),
-            "fields": [change.to_dict() for change in self.fields],
+            "fields": json_data(self.fields),
             "body": list(self.body),
         }
 

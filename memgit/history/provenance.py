@@ -8,12 +8,11 @@ each capture by blob id, so a quote is found even after the capture left the inb
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
 from memgit.errors import InvalidInputError
-from memgit.jsonio import decode_utf8, json_fields
+from memgit.jsonio import decode_utf8
 from memgit.layout import capture_path
 from memgit.runrecord import RunRecord
 from memgit.store.tree import read_blob
@@ -30,19 +29,14 @@ class Quote:
     clone or does not hold the message.
     """
 
-    unit: str
-    quote: str
     capture: str | None
-    blob: str | None
+    unit: str
     role: str | None = None
     name: str | None = None
     timestamp: str | None = None
+    quote: str
+    blob: str | None
     lines: tuple[int, int] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = json_fields(self, "capture", "unit", "role", "name", "timestamp", "quote", "blob")
-        data["lines"] = list(self.lines) if self.lines is not None else None
-        return data
 
 
 def candidate_ids(record: RunRecord, memory_id: str) -> list[str]:
@@ -86,7 +80,7 @@ def _locate(repo: pygit2.Repository, unit: str, quote: str, blobs: dict[str, str
     if data is None or blob is None:
         return Quote(unit=unit, quote=quote, capture=path, blob=blob)
     try:
-        turn = read_capture(data, path=path, blob=blob)
+        turn = read_capture(data, path=path, blob=blob, check=False)
         message = turn.messages[index]
         text = decode_utf8(data, source=path)
         first, last, style = scalar_lines(text, ("messages", index, "content"), source=path)

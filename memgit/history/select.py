@@ -17,7 +17,7 @@ import pygit2
 from memgit.catalog import find_memory_file
 from memgit.errors import UsageError
 from memgit.history.versions import MemoryHistory, Version, commit_date, load_history
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_data
 from memgit.revisions import parse_date
 from memgit.store.tree import read_blob
 
@@ -51,9 +51,6 @@ class Status:
             f"memory {memory_id} is {self.state}{by}{when}; the file shown is a version "
             "from when it was active"
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 ACTIVE = Status(state="active")
@@ -90,7 +87,8 @@ class Snapshot:
     status: Status = ACTIVE
 
     def to_dict(self) -> dict[str, Any]:
-        """As ``memgit show --json`` prints it."""
+        """As ``memgit show --json`` prints it: the version's number and change flattened
+        beside the file's commit, path, blob and text."""
         version = self.version
         return {
             "id": self.memory_id,
@@ -98,7 +96,7 @@ class Snapshot:
             "date": self.date,
             "version": version.number if version is not None else None,
             "change": version.change if version is not None else None,
-            "status": self.status.to_dict(),
+            "status": json_data(self.status),
             "path": self.path,
             "blob": self.blob,
             "text": self.text,
@@ -140,8 +138,7 @@ def _select(repo: pygit2.Repository, history: MemoryHistory, rev: str | None) ->
     if when is not None:
         limit = when.timestamp()
         for version in history.versions:
-            commit = repo[version.commit]
-            assert isinstance(commit, pygit2.Commit)
+            commit = repo[version.commit].peel(pygit2.Commit)
             if commit.commit_time <= limit:
                 if version.blob is None:
                     raise _no_version(
@@ -188,7 +185,8 @@ def _at_commit(repo: pygit2.Repository, history: MemoryHistory, rev: str, shown:
 
 
 def _snapshot(repo: pygit2.Repository, version: Version) -> Snapshot:
-    assert version.blob is not None
+    if version.blob is None:  # a deletion: no file to show
+        raise _no_version(version.memory_id, f"was {version.change} ({_where(version)})")
     return Snapshot(
         memory_id=version.memory_id,
         commit=version.commit,

@@ -13,9 +13,8 @@ replaced against ``git log --first-parent -- PATH`` through the CLI (docs/histor
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 import pygit2
 
@@ -30,7 +29,7 @@ from memgit.constants import (
     TRAILER_UPDATED,
 )
 from memgit.errors import InvalidInputError, MemgitError, UsageError
-from memgit.jsonio import json_fields
+from memgit.jsonio import json_as
 from memgit.layout import check_memory_id, run_path
 from memgit.memory import read_memory
 from memgit.runrecord import RunRecord, parse_run_record
@@ -53,39 +52,28 @@ class Version:
     this commit moved it.
     """
 
-    memory_id: str
+    memory_id: str = field(metadata=json_as(key="id"))
+    number: int | None = field(default=None, metadata=json_as(key="version"))
     commit: str
     date: str
     change: str
     path: str
     blob: str | None
     author: str
-    summary: str
-    number: int | None = None
     run_id: str | None = None
     backend: str | None = None
     model: str | None = None
     superseded_by: str | None = None
     supersedes: tuple[str, ...] = ()
     moved_from: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = json_fields(self, "commit", "date", "change", "path", "blob", "author")
-        data = {"id": self.memory_id, "version": self.number, **data}
-        return (
-            data
-            | json_fields(
-                self, "run_id", "backend", "model", "superseded_by", "supersedes", "moved_from"
-            )
-            | {"summary": self.summary}
-        )
+    summary: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryHistory:
     """The versions of one memory, newest first, and whether it is still in HEAD."""
 
-    memory_id: str
+    memory_id: str = field(metadata=json_as(key="id"))
     active: bool
     versions: tuple[Version, ...]
 
@@ -93,13 +81,6 @@ class MemoryHistory:
     def contents(self) -> tuple[Version, ...]:
         """The versions that hold the file, newest first."""
         return tuple(version for version in self.versions if version.blob is not None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.memory_id,
-            "active": self.active,
-            "versions": [version.to_dict() for version in self.versions],
-        }
 
 
 def locate(
@@ -391,7 +372,10 @@ def _predecessors(repo: pygit2.Repository, history: MemoryHistory) -> list[tuple
         first = contents[-1]
         try:
             memory = read_memory(
-                read_blob(repo, first.blob or ""), path=first.path, blob=first.blob or ""
+                read_blob(repo, first.blob or ""),
+                path=first.path,
+                blob=first.blob or "",
+                check=False,
             )
         except (InvalidInputError, KeyError, ValueError):
             memory = None

@@ -31,7 +31,7 @@ from memgit.constants import CACHE_DIR
 from memgit.errors import ExitStatus, MemgitError, UsageError
 from memgit.hosts.context import render_context
 from memgit.hosts.events import answer_turn, codex_turn, now, prompt_turn
-from memgit.jsonio import parse_json
+from memgit.jsonio import json_data, parse_json
 from memgit.repo import MemoryRepo
 
 REPO_ENV = "MEMGIT_DIR"
@@ -125,7 +125,7 @@ def codex(repo: MemoryRepo, payload: str | None) -> int:
 
 def generic(repo: MemoryRepo, payload: str | None) -> int:
     outcome = repo.capture(read_limited(sys.stdin.buffer, source=STDIN), source=STDIN)
-    print(json.dumps(outcome.to_dict(), ensure_ascii=False))
+    print(json.dumps(json_data(outcome), ensure_ascii=False))
     return 0
 
 

@@ -55,16 +55,6 @@ class Installed:
     diff: str
     dry_run: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "host": self.host,
-            "file": self.file,
-            "changed": self.changed,
-            "backup": self.backup,
-            "diff": self.diff,
-            "dry_run": self.dry_run,
-        }
-
 
 def install(host: str, workdir: Path, *, config_dir: Path | None, dry_run: bool) -> Installed:
     """Merge the hook for the memory repository ``workdir`` into ``host``'s configuration

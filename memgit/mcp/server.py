@@ -37,8 +37,9 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from memgit import __version__
-from memgit.constants import CACHE_DIR, LAST_ERROR_LOG
+from memgit.cli.errors import write_error_log
 from memgit.errors import MemgitError, UsageError
+from memgit.jsonio import json_data
 from memgit.mcp.arguments import check_arguments
 from memgit.mcp.tools import TOOLS, TOOLS_BY_NAME
 from memgit.repo import MemoryRepo
@@ -118,7 +119,7 @@ class MemoryServer:
             arguments = check_arguments(tool, params.arguments)
             value = await self._on_worker(lambda: tool.run(self.repo, arguments))
         except MemgitError as err:
-            return _error_result(err.render(), {"error": err.to_dict()})
+            return _error_result(err.render(), {"error": json_data(err)})
         except Exception as err:
             where = self._write_log(f"tools/call {params.name}")
             return _error_result(f"error[internal]: {type(err).__name__}: {err}{where}", None)
@@ -172,7 +173,7 @@ class MemoryServer:
         uri = str(params.uri)
         try:
             if uri == MAP_URI:
-                found = await self._on_worker(lambda: self.repo.map().to_dict())
+                found = await self._on_worker(lambda: json_data(self.repo.map()))
                 text, mime = json.dumps(found, ensure_ascii=False, indent=1), "application/json"
             elif uri.startswith(MEMORY_URI):
                 memory_id = uri.removeprefix(MEMORY_URI)
@@ -192,13 +193,9 @@ class MemoryServer:
 
     def _write_log(self, what: str) -> str:
         """Save the traceback where the CLI saves one; say where, or log it on stderr."""
-        trace = traceback.format_exc()
-        path = self.repo.git_dir / CACHE_DIR / LAST_ERROR_LOG
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"memgit mcp: {what}\n\n{trace}", "utf-8")
-        except OSError:
-            log.error("%s failed:\n%s", what, trace)
+        path = write_error_log(self.repo.git_dir, f"memgit mcp: {what}")
+        if path is None:
+            log.error("%s failed:\n%s", what, traceback.format_exc())
             return ""
         return f"; details in {path}"
 

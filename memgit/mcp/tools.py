@@ -18,6 +18,8 @@ from typing import Any
 from memgit.errors import InvalidInputError, UsageError
 from memgit.gate.backends import REGISTRY
 from memgit.gate.backends.command import MAX_ANSWER_BYTES
+from memgit.jsonio import json_data
+from memgit.recall import RecallOptions
 from memgit.repo import MemoryRepo
 
 MAX_READ_CHARS = 100_000
@@ -54,14 +56,12 @@ def _text(description: str, max_length: int = MAX_NAME_CHARS) -> dict[str, Any]:
     return {"type": "string", "minLength": 1, "maxLength": max_length, "description": description}
 
 
-def _integer(description: str, minimum: int, maximum: int, default: int) -> dict[str, Any]:
-    return {
-        "type": "integer",
-        "minimum": minimum,
-        "maximum": maximum,
-        "default": default,
-        "description": description,
-    }
+def _integer(
+    description: str, minimum: int, maximum: int | None = None, default: int | None = None
+) -> dict[str, Any]:
+    bounds = {"minimum": minimum, "maximum": maximum, "default": default}
+    given = {key: value for key, value in bounds.items() if value is not None}
+    return {"type": "integer", **given, "description": description}
 
 
 def _flag(description: str) -> dict[str, Any]:
@@ -77,21 +77,13 @@ _INCLUDE_REJECTED = _flag("Ask again about the units of rejected review proposal
 
 
 def _map(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.map(recent=args.get("recent", 10), terms=args.get("terms", 20)).to_dict()
+    return json_data(repo.map(recent=args.get("recent", 10), terms=args.get("terms", 20)))
 
 
 def _recall(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.recall(
-        args["query"],
-        k=args.get("k", 10),
-        scope=args.get("scope"),
-        type=args.get("type"),
-        exclude_thread=args.get("exclude_thread"),
-        from_turn=args.get("from_turn"),
-        evidence=args.get("evidence", False),
-        as_of=args.get("as_of"),
-        include_retired=args.get("include_retired", False),
-    ).to_dict()
+    # The schema's other properties are RecallOptions' fields, by the same names.
+    options = {name: value for name, value in args.items() if name not in ("query", "as_of")}
+    return json_data(repo.recall(args["query"], RecallOptions(**options), as_of=args.get("as_of")))
 
 
 def _read(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -100,12 +92,12 @@ def _read(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
 
 
 def _capture(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.capture(args["turn"], source="memory_capture").to_dict()
+    return json_data(repo.capture(args["turn"], source="memory_capture"))
 
 
 def _gate_prompt(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     request = repo.gate_prompt(include_rejected=args.get("include_rejected", False))
-    return {"pending": False} if request is None else {"pending": True, **request.to_dict()}
+    return {"pending": False} if request is None else {"pending": True, **json_data(request)}
 
 
 def _propose(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -117,9 +109,9 @@ def _propose(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
             field="gate_output",
             hint="a Gate answer is one JSON object for the units memory_gate_prompt showed",
         )
-    return repo.process(
-        gate_output=answer, include_rejected=args.get("include_rejected", False)
-    ).to_dict()
+    return json_data(
+        repo.process(gate_output=answer, include_rejected=args.get("include_rejected", False))
+    )
 
 
 def _process(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -131,21 +123,25 @@ def _process(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
             field="backend",
             hint="call memory_gate_prompt, then memory_propose with your answer",
         )
-    return repo.process(
-        backend=backend,
-        max_batches=args.get("max_batches"),
-        include_rejected=args.get("include_rejected", False),
-    ).to_dict()
+    return json_data(
+        repo.process(
+            backend=backend,
+            max_batches=args.get("max_batches"),
+            include_rejected=args.get("include_rejected", False),
+        )
+    )
 
 
 def _remember(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.remember(
-        args["text"], title=args.get("title"), scope=args.get("scope"), kind=args.get("type")
-    ).to_dict()
+    return json_data(
+        repo.remember(
+            args["text"], title=args.get("title"), scope=args.get("scope"), kind=args.get("type")
+        )
+    )
 
 
 def _forget(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
-    return repo.forget(args["ids"], with_sources=args.get("with_sources", False)).to_dict()
+    return json_data(repo.forget(args["ids"], with_sources=args.get("with_sources", False)))
 
 
 def _history(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
@@ -153,7 +149,7 @@ def _history(repo: MemoryRepo, args: Arguments) -> dict[str, Any]:
     rev = args.get("rev")
     histories = repo.log(memory_id, follow=args.get("follow", False))
     blame = repo.blame(f"{memory_id}@{rev}" if rev else memory_id)
-    return {"memories": [history.to_dict() for history in histories], "blame": blame.to_dict()}
+    return {"memories": json_data(histories), "blame": json_data(blame)}
 
 
 TOOLS = (
@@ -193,11 +189,9 @@ TOOLS = (
                     "Leave out captured turns of this thread (or session), and memories "
                     "whose only sources are such turns: the calling thread."
                 ),
-                "from_turn": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "With exclude_thread: leave out only turns from this seq on.",
-                },
+                "from_turn": _integer(
+                    "With exclude_thread: leave out only turns from this seq on.", 0
+                ),
                 "evidence": _flag("Include the captured turns behind each memory's sources."),
                 "as_of": _text("Recall as of a commit or an ISO 8601 date."),
                 "include_retired": _flag("Rank superseded and retracted memories too."),
@@ -221,12 +215,7 @@ TOOLS = (
             {
                 "id": _text("A memory id, or a turn id source/session/seq."),
                 "path": _text("A path as git ls-files shows it.", 1024),
-                "offset": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": 0,
-                    "description": "The first character to return.",
-                },
+                "offset": _integer("The first character to return.", 0, default=0),
                 "limit": _integer(
                     "How many characters to return.", 1, MAX_READ_CHARS, DEFAULT_READ_CHARS
                 ),
@@ -304,12 +293,7 @@ TOOLS = (
                     "enum": sorted(REGISTRY),
                     "description": "A Gate backend instead of gate.backend in memgit.yaml.",
                 },
-                "max_batches": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 10_000,
-                    "description": "Stop after this many runs.",
-                },
+                "max_batches": _integer("Stop after this many runs.", 1, 10_000),
                 "include_rejected": _INCLUDE_REJECTED,
             }
         ),

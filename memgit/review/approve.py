@@ -38,13 +38,12 @@ from memgit.gate.contract import GateOutputError, keep_candidates
 from memgit.governance.checks import Governance
 from memgit.governance.retirements import retired_ids
 from memgit.process import replayed_run, run_change
-from memgit.proposals import OPEN, Proposal, find_proposal, own_branch
+from memgit.proposals import Proposal, open_proposal, own_branch
 from memgit.runrecord import RunRecord, read_coverage
 from memgit.settings import Settings, gate_setting
 from memgit.state.lookup import Lookup
 from memgit.state.processing import DEFAULT_MAX_DEFERRALS, processing_state
 from memgit.store.engine import Change, publish
-from memgit.store.repository import head_branch
 from memgit.store.tree import diff_trees, read_blob
 from memgit.trailers import render_message
 
@@ -56,14 +55,6 @@ class Approval:
     how: str  # "fast-forward", "merge" or "rebase"
     decisions: tuple[Decision, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "commit": self.commit,
-            "how": self.how,
-            "decisions": [decision.to_dict() for decision in self.decisions],
-        }
-
 
 def approve(
     lookup: Lookup,
@@ -74,15 +65,7 @@ def approve(
     rebase: bool = False,
 ) -> Approval:
     git = lookup.repo
-    branch = head_branch(git)
-    proposal = find_proposal(git, git.references[branch].peel(pygit2.Commit).tree, run_id)
-    if proposal.state != OPEN:
-        raise ConflictError(
-            f"proposal {run_id} is {proposal.state} already",
-            code="proposal-closed",
-            path=proposal.ref,
-            hint="`memgit review list --all` shows what happened to it",
-        )
+    proposal = open_proposal(git, run_id)
     record = proposal.record(git)
     if only:
         _check_only(record, only)

@@ -11,7 +11,6 @@ before), and ``Memgit-Contradiction: ID`` names the item the decision closed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
@@ -19,7 +18,6 @@ from memgit.constants import REFS_RETIRED, TRAILER_CONTRADICTION, TRAILER_SUPERS
 from memgit.errors import UsageError
 from memgit.governance.checks import Governance
 from memgit.governance.contradictions import Contradiction, find_contradictions
-from memgit.jsonio import json_fields
 from memgit.layout import check_memory_id
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
@@ -34,9 +32,6 @@ class Resolution:
     kept: str
     retired: tuple[str, ...]
     commit: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return json_fields(self)
 
 
 def find_contradiction(repo: pygit2.Repository, tree: pygit2.Tree, item: str) -> Contradiction:

@@ -5,14 +5,12 @@ configuration); memgit only names the branch."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
-from memgit.errors import ConflictError, UsageError, quote_foreign
-from memgit.proposals import OPEN, find_proposal
+from memgit.errors import UsageError, quote_foreign
+from memgit.proposals import open_proposal
 from memgit.sharing.remote import remote_error, run_git
-from memgit.store.repository import head_branch
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,25 +20,14 @@ class Pushed:
     branch: str
     commit: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "remote": self.remote,
-            "branch": self.branch,
-            "commit": self.commit,
-        }
-
 
 def push_proposal(repo: pygit2.Repository, run_id: str, remote: str) -> Pushed:
-    tip = repo.references[head_branch(repo)].peel(pygit2.Commit)
-    proposal = find_proposal(repo, tip.tree, run_id)
-    if proposal.state != OPEN:
-        raise ConflictError(
-            f"proposal {run_id} is {proposal.state}; only open proposals are pushed",
-            code="proposal-closed",
-            path=proposal.ref,
-            hint="`memgit review list` shows the open ones",
-        )
+    proposal = open_proposal(
+        repo,
+        run_id,
+        closed="; only open proposals are pushed",
+        hint="`memgit review list` shows the open ones",
+    )
     if remote.startswith("-"):
         raise UsageError(f"{quote_foreign(remote)} is not a remote", code="usage", field="REMOTE")
     spec = f"{proposal.ref}:{proposal.ref}"

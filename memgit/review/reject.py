@@ -10,18 +10,16 @@ unless ``--include-rejected``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
 from memgit.constants import REFS_REJECTED
 from memgit.errors import ConflictError, InvalidInputError
 from memgit.governance.checks import Governance
-from memgit.proposals import OPEN, find_proposal, own_branch, render_rejection
+from memgit.proposals import open_proposal, own_branch, render_rejection
 from memgit.settings import Settings
 from memgit.state.lookup import Lookup
 from memgit.store.engine import Change, publish
-from memgit.store.repository import head_branch
 
 MAX_REASON_CHARS = 4000
 
@@ -33,27 +31,11 @@ class Rejection:
     commit: str
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "ref": self.ref,
-            "commit": self.commit,
-            "reason": self.reason,
-        }
-
 
 def reject(lookup: Lookup, settings: Settings, run_id: str, reason: str) -> Rejection:
     git = lookup.repo
     text = check_reason(reason)
-    tip = git.references[head_branch(git)].peel(pygit2.Commit)
-    proposal = find_proposal(git, tip.tree, run_id)
-    if proposal.state != OPEN:
-        raise ConflictError(
-            f"proposal {run_id} is {proposal.state} already",
-            code="proposal-closed",
-            path=proposal.ref,
-            hint="`memgit review list --all` shows what happened to it",
-        )
+    proposal = open_proposal(git, run_id)
     ref = f"{REFS_REJECTED}{run_id}"
     message = render_rejection(run_id, text)
 

@@ -17,7 +17,8 @@ import pygit2
 
 from memgit.errors import MemgitError
 from memgit.evidence import units_of
-from memgit.memory import Memory, Source, parse_memory
+from memgit.jsonio import json_data
+from memgit.memory import Memory, Source, read_memory
 from memgit.pack import SourceEvidence, source_evidence
 from memgit.proposals import OPEN, Proposal, find_proposal, iter_proposals
 from memgit.runrecord import RunRecord
@@ -32,12 +33,13 @@ class ProposedDecision:
     sources: tuple[SourceEvidence, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The decision's record entry flattened, with the memory as its file would hold it."""
         return {
             **self.decision,
             "memory": {**self.memory.front_matter(), "body": self.memory.body}
             if self.memory is not None
             else None,
-            "sources": [source.to_dict() for source in self.sources],
+            "sources": json_data(self.sources),
         }
 
 
@@ -49,10 +51,11 @@ class ProposalView:
     diff: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The run's summary flattened beside the base, decisions and diff."""
         return {
             **self.summary,
             "base": self.base,
-            "decisions": [decision.to_dict() for decision in self.decisions],
+            "decisions": json_data(self.decisions),
             "diff": self.diff,
         }
 
@@ -142,7 +145,7 @@ def _memory(
     if blob is None:
         return None
     try:
-        return parse_memory(read_blob(repo, blob), path=path)
+        return read_memory(read_blob(repo, blob), path=path)
     except MemgitError:
         return None
 
@@ -152,7 +155,9 @@ def _claims(repo: pygit2.Repository, record: RunRecord) -> dict[str, tuple[Sourc
     where: dict[str, tuple[str, str]] = {}
     for item in record.inputs:
         try:
-            turn = read_capture(read_blob(repo, item.blob), path=item.path, blob=item.blob)
+            turn = read_capture(
+                read_blob(repo, item.blob), path=item.path, blob=item.blob, check=False
+            )
         except (MemgitError, KeyError):
             continue
         for unit in units_of(turn, capture=item.path, blob=item.blob):

@@ -14,7 +14,6 @@ memory before its first sync.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
@@ -47,16 +46,6 @@ class CloneSetup:
     publishes: bool = False
     refs_fetched: tuple[str, ...] = ()
     fetch_failed: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "branch": self.branch,
-            "adopted": self.adopted,
-            "publishes": self.publishes,
-            "refs_fetched": list(self.refs_fetched),
-            "fetch_failed": self.fetch_failed,
-        }
 
 
 def set_up_clone(repo: pygit2.Repository) -> CloneSetup | None:

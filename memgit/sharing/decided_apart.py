@@ -41,14 +41,6 @@ class UnitDecision:
         reason = f" ({self.reason})" if self.reason else ""
         return f"run {self.run_id} {what}{reason}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "decision": self.decision,
-            "reason": self.reason,
-            "made": list(self.made),
-        }
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DecidedApart:
@@ -62,13 +54,6 @@ class DecidedApart:
         return f"unit {self.unit} decided two ways: " + "; ".join(
             decision.describe() for decision in self.decisions
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "unit": self.unit,
-            "commit": self.commit,
-            "decisions": [decision.to_dict() for decision in self.decisions],
-        }
 
 
 def decided_apart_in(

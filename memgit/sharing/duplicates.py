@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import pygit2
 
 from memgit.errors import MemgitError
-from memgit.memory import parse_memory
+from memgit.memory import read_memory
 from memgit.store.tree import read_blob
 from memgit.tokens import STOP_WORDS, iter_query_words
 
@@ -44,7 +44,7 @@ def _words_by_id(
     found = {}
     for path, blob in files:
         try:
-            memory = parse_memory(read_blob(repo, blob), path=path)
+            memory = read_memory(read_blob(repo, blob), path=path)
         except MemgitError:
             continue  # not a memory memgit can read: memgit-schemas reports it
         text = f"{memory.title}\n{memory.body or ''}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pygit2
 
@@ -31,13 +30,6 @@ class RemotePush:
     remote: str
     refs: tuple[RefMove, ...]
     error: MemgitError | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "refs": [move.to_dict() for move in self.refs],
-            "error": self.error.to_dict() if self.error is not None else None,
-        }
 
 
 def push_rewrite(

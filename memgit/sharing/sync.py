@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import pygit2
 
@@ -70,22 +69,6 @@ class SyncResult:
     contradictions: tuple[Contradiction, ...] = ()
     # Units whose runs on two sides of a merge this sync made, took or pushed disagree.
     decided_apart: tuple[DecidedApart, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "branch": self.branch,
-            "joined": self.joined,
-            "commit": self.commit,
-            "pushed": self.pushed,
-            "refs_adopted": list(self.refs_adopted),
-            "refs_recorded": list(self.refs_recorded),
-            "refs_pushed": self.refs_pushed,
-            "rounds": self.rounds,
-            "possible_duplicates": [list(pair) for pair in self.possible_duplicates],
-            "contradictions": [found.to_dict() for found in self.contradictions],
-            "decided_apart": [found.to_dict() for found in self.decided_apart],
-        }
 
 
 def sync(

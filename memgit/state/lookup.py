@@ -87,7 +87,7 @@ def memories_in(
         if not path.endswith(".md"):
             continue
         try:
-            doc = read_memory(read_blob(repo, blob), path=path, blob=blob)
+            doc = read_memory(read_blob(repo, blob), path=path, blob=blob, check=False)
         except MemgitError:
             continue
         if doc.type in types or doc.scope.split("/")[0] in scopes:

@@ -136,7 +136,9 @@ def _pending(
     repo: pygit2.Repository, capture: CaptureRow, processed: set[str], stuck: frozenset[str]
 ) -> PendingCapture:
     """The capture with its units; those processed or stuck can no longer support."""
-    turn = read_capture(read_blob(repo, capture.blob), path=capture.path, blob=capture.blob)
+    turn = read_capture(
+        read_blob(repo, capture.blob), path=capture.path, blob=capture.blob, check=False
+    )
     units = tuple(
         replace(unit, can_support=False)
         if unit.can_support and (unit.id in processed or unit.id in stuck)

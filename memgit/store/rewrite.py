@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ import pygit2
 from memgit import git
 from memgit.constants import CACHE_DIR, LOCK_FILE
 from memgit.errors import ConflictError
+from memgit.jsonio import json_as, json_data
 from memgit.store.lock import WriterLock
 
 PLAN_FILE = "rewrite.json"
@@ -49,12 +50,9 @@ _SIGNATURE_BLOCK = re.compile(rb"\n?-----BEGIN (PGP|SSH) SIGNATURE-----.*\Z", re
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefMove:
-    name: str
+    name: str = field(metadata=json_as(key="ref"))
     old: str
     new: str | None  # None: the ref is deleted
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ref": self.name, "old": self.old, "new": self.new}
 
 
 class HistoryRewriter:
@@ -155,9 +153,7 @@ class HistoryRewriter:
             path = f"{prefix}{entry.name}"
             kept: pygit2.Oid | None = entry.id
             if entry.type_str == "tree":
-                subtree = self.repo.get(entry.id)
-                assert isinstance(subtree, pygit2.Tree)
-                kept = self._tree(subtree, f"{path}/")
+                kept = self._tree(self.repo[entry.id].peel(pygit2.Tree), f"{path}/")
             elif entry.type_str == "blob":
                 content = self.files(path, entry.id, self.commits)
                 kept = self.repo.create_blob(content) if isinstance(content, bytes) else content
@@ -208,7 +204,7 @@ def publish_rewrite(
     old tree to the new one (``checkout``), and drop what still holds the old history:
     reflogs, unreachable objects, derived caches. Held: the writer lock."""
     plan = {
-        "refs": [move.to_dict() for move in moves],
+        "refs": json_data(moves),
         "checkout": list(checkout) if checkout is not None else None,
     }
     path = Path(repo.path) / CACHE_DIR / PLAN_FILE

@@ -238,6 +238,11 @@ def find_statements(text: str) -> list[_Statement]:
             # "I'm not a fan of ORMs. Write raw SQL for me instead.": one statement.
             statement = _joined(text, statement, after.end)
             merged = number + 1
+        elif reading is None and after is not None and _announces(quote, after.text):
+            # "I've changed my mind on the long answers. Give me the short version
+            # first.": the change is what the next sentence says.
+            statement = _joined(text, statement, after.end)
+            merged = number + 1
         if found and introduced == number - 1 and _introduces(statement):
             # "I'm Maya, I do the backend. I'm in Lisbon.": one introduction, one memory.
             found[-1] = _joined(text, found[-1], sentence.end)
@@ -282,6 +287,24 @@ def _only_corrects(sentence: str) -> bool:
     """Whether ``sentence`` only says that what follows corrects ("wait no, I mixed them
     up."): a correction with nothing of its own to keep."""
     return change_kind(sentence) == "UPDATE" and _read(strip_lead_in(sentence)) is None
+
+
+# What the sentence after an announced change may be and still say the change: a
+# request for the answers to come ("Give me the short version first") is one.
+_SAYS_THE_CHANGE = frozenset({"polite-one-off"})
+
+
+def _announces(sentence: str, after: str) -> bool:
+    """Whether ``sentence`` only announces a change ("Honestly I've changed my mind on
+    the long answers.") that ``after`` then states."""
+    change = read_change(sentence)
+    if change is None or change.old or change.new or change.wording:
+        return False
+    if after.endswith(("?", "？")) or _REDACTED in after or find_credentials(after):
+        return False
+    if read_change(after) is not None or _read(strip_lead_in(after)) is not None:
+        return False  # a statement of its own: the announcement only marks it a change
+    return refused(after) in (None, *_SAYS_THE_CHANGE)
 
 
 def _introduces(statement: _Statement) -> bool:
