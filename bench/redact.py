@@ -3,11 +3,14 @@
 Usage (from the checkout)::
 
     .venv/bin/python bench/redact.py            # best of 5, CPU seconds
+    .venv/bin/python bench/redact.py --hostile  # the suite's hostile inputs at 1 MB
     PYTHONPATH=/path/to/other/checkout .venv/bin/python bench/redact.py   # compare
 
 Capture redacts every turn on an agent's hot path, so the detector must stay fast on
 ordinary text: this reports ``redact()`` on three 1 MB texts (CPU time, best of N, since
 the machine may be shared). Run it in two checkouts, interleaved, and read the ratio.
+``--hostile`` runs the inputs of tests/test_redact.py's linearity test (which runs them at
+250 KB) at 1 MB each, once, against the suite's 1 MB budget, and exits 1 if one is over.
 """
 
 from __future__ import annotations
@@ -64,10 +67,30 @@ def best(text: str, repeats: int) -> float:
     return min(times)
 
 
+def hostile() -> int:
+    """Every hostile unit at 1 MB, in its three forms: the long form of the suite's test."""
+    from test_redact import HOSTILE_UNITS, TIME_BUDGET, hostile_texts
+
+    over = 0
+    for unit in HOSTILE_UNITS:
+        spent = []
+        for text in hostile_texts(unit, SIZE):
+            started = time.process_time()
+            redact(text)
+            spent.append(time.process_time() - started)
+        over += max(spent) >= TIME_BUDGET
+        print(f"{unit!r:40} " + " ".join(f"{seconds:6.2f}" for seconds in spent) + " s")
+    print(f"{over} of {len(HOSTILE_UNITS)} over {TIME_BUDGET} s")
+    return 1 if over else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--hostile", action="store_true", help="the hostile inputs at 1 MB")
     args = parser.parse_args(argv)
+    if args.hostile:
+        return hostile()
     for name, text in texts().items():
         print(f"{name:28} {best(text, args.repeats):.3f} s")
     return 0

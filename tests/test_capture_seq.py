@@ -11,7 +11,7 @@ import yaml
 from test_concurrency import run_released_together
 from test_process import configure, cpath, days_later, open_repo, pending_units, unit
 
-from support import git, make_turn, memgit_cli, snapshot
+from support import git, make_turn, memgit_in_process, snapshot
 
 # One capturing process: wait at the barrier, then capture ten turns without a seq into
 # one session through the real ``memgit capture --json``, printing each outcome.
@@ -50,7 +50,7 @@ def unnumbered(content: str = "hello", **fields: object) -> dict[str, object]:
 
 
 def capture(repo_path: Path, turn: dict[str, object]) -> dict[str, object]:
-    done = memgit_cli("capture", "--json", cwd=repo_path, input=json.dumps(turn).encode())
+    done = memgit_in_process("capture", "--json", cwd=repo_path, input=json.dumps(turn).encode())
     assert done.returncode == 0, done.stderr.decode()
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -89,7 +89,7 @@ def test_a_file_of_turns_without_seq_is_numbered_in_order(repo_path: Path) -> No
     lines = repo_path.parent / "turns.jsonl"
     turns = [unnumbered(f"turn {n}") for n in range(3)] + [unnumbered("turn 0")]
     lines.write_text("".join(json.dumps(t) + "\n" for t in turns), "utf-8")
-    done = memgit_cli("capture", "--file", str(lines), "--json", cwd=repo_path)
+    done = memgit_in_process("capture", "--file", str(lines), "--json", cwd=repo_path)
     assert done.returncode == 0, done.stderr.decode()
     captures = json.loads(done.stdout)["captures"]
     assert [c["seq"] for c in captures] == [0, 1, 2]
@@ -100,7 +100,7 @@ def test_turns_with_and_without_seq_in_one_input_never_share_a_seq(repo_path: Pa
     lines = repo_path.parent / "mixed.jsonl"
     turns = [unnumbered("first, unnumbered"), make_turn(seq=0, content="given seq 0")]
     lines.write_text("".join(json.dumps(t) + "\n" for t in turns), "utf-8")
-    done = memgit_cli("capture", "--file", str(lines), "--json", cwd=repo_path)
+    done = memgit_in_process("capture", "--file", str(lines), "--json", cwd=repo_path)
     assert done.returncode == 0, done.stderr.decode()
     assert [c["seq"] for c in json.loads(done.stdout)["captures"]] == [1, 0]
     files = git(repo_path, "ls-files", "inbox").split()
@@ -161,7 +161,7 @@ def test_api_capture_reports_the_seq_given(memrepo: object) -> None:
 @pytest.mark.parametrize("seq", [None, -1, "3", 1.5])
 def test_a_seq_present_but_invalid_is_still_refused(repo_path: Path, seq: object) -> None:
     before = snapshot(repo_path)
-    done = memgit_cli(
+    done = memgit_in_process(
         "capture", cwd=repo_path, input=json.dumps(make_turn(seq=0) | {"seq": seq}).encode()
     )
     assert done.returncode == 3

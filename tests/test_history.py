@@ -138,12 +138,12 @@ def test_show_of_a_retired_memory_says_what_replaced_it(story: Story) -> None:
         "commit": when,
         "date": "2026-11-14T12:00:00Z",
     }
-    retracted = memgit_cli("-C", str(path), "show", story.retracted)
+    retracted = memgit_in_process("-C", str(path), "show", story.retracted)
     assert retracted.stderr.decode().startswith(
         f"memory {story.retracted} is retracted in commit {story.commits['retracted'][:12]}"
     )
     assert cli_json(path, "show", story.retracted)["status"]["state"] == "retracted"
-    active = memgit_cli("-C", str(path), "show", story.c)
+    active = memgit_in_process("-C", str(path), "show", story.c)
     assert active.returncode == 0 and active.stderr == b""
     assert cli_json(path, "show", story.c)["status"] == {
         "state": "active",
@@ -282,7 +282,7 @@ def test_bad_input_names_the_problem_and_changes_nothing(story: Story) -> None:
         as_json = memgit_in_process("-C", str(path), *args, "--json")
         assert json.loads(as_json.stdout)["error"]["code"] == code
     # The program itself says the same as its command line run in process.
-    done = memgit_cli("-C", str(path), "show", f"{a}@v9")
+    done = memgit_in_process("-C", str(path), "show", f"{a}@v9")
     assert (done.returncode, done.stdout) == (2, b"")
     assert done.stderr == memgit_in_process("-C", str(path), "show", f"{a}@v9").stderr
     assert snapshot(path) == before
@@ -309,7 +309,7 @@ def test_recall_names_the_whole_supersession_chain(story: Story) -> None:
     assert [s["id"] for s in hits[story.a]["chain"]] == [story.b, story.c]
     assert [s["id"] for s in hits[story.b]["chain"]] == [story.c]
     assert "chain" not in hits[story.c] and "superseded_by" not in hits[story.c]
-    text = memgit_cli("-C", str(story.path), "recall", "platform", "--include-retired")
+    text = memgit_in_process("-C", str(story.path), "recall", "platform", "--include-retired")
     out = text.stdout.decode()
     assert f"superseded by {story.b} ({ids[story.b]}), then {story.c} ({ids[story.c]})" in out
     retracted = cli_json(story.path, "recall", "coffee", "machine")
@@ -326,7 +326,7 @@ def test_log_walks_from_the_retired_ref_when_head_is_behind_it(story: Story) -> 
         (2, story.commits["updated"]),
         (1, story.commits["created"]),
     ]
-    shown = memgit_cli("-C", str(story.path), "show", story.a).stdout.decode()
+    shown = memgit_in_process("-C", str(story.path), "show", story.a).stdout.decode()
     assert shown.endswith("Ask the platform team before changing it.\n")
 
 
@@ -334,7 +334,7 @@ def test_follow_finds_a_predecessor_whose_retired_ref_is_gone(story: Story) -> N
     """Without refs/memgit/retired/A, A is unknown by itself, but its successor's
     ``supersedes`` names the commit where A was last active."""
     git(story.path, "update-ref", "-d", f"refs/memgit/retired/{story.a}")
-    done = memgit_cli("-C", str(story.path), "log", story.a)
+    done = memgit_in_process("-C", str(story.path), "log", story.a)
     assert done.returncode == 2 and done.stderr.startswith(b"error[unknown-memory]: ")
     data = cli_json(story.path, "log", "--follow", story.c)
     assert [m["id"] for m in data["memories"]] == [story.c, story.b, story.a]

@@ -24,6 +24,7 @@ from support import (
     git,
     make_turn,
     memgit_cli,
+    memgit_in_process,
     snapshot,
 )
 
@@ -163,7 +164,7 @@ def test_purge_removes_the_memory_from_everything_git_keeps(memory: Path) -> Non
 def test_purge_prints_each_ref_and_the_remotes(memory: Path) -> None:
     memory_id = quokkadb_id(memory)
     before = refs(memory)
-    done = memgit_cli("forget", "--purge", memory_id, cwd=memory)
+    done = memgit_in_process("forget", "--purge", memory_id, cwd=memory)
     assert done.returncode == 0, done.stderr.decode()
     lines = done.stdout.decode().splitlines()
     after = refs(memory)
@@ -176,7 +177,7 @@ def test_purge_prints_each_ref_and_the_remotes(memory: Path) -> None:
 
 def test_purge_text_replaces_a_leaked_string_everywhere(memory: Path) -> None:
     unrelated = memory_paths(memory)
-    done = memgit_cli("forget", "--purge", "--purge-text", "Wombatlane Street", cwd=memory)
+    done = memgit_in_process("forget", "--purge", "--purge-text", "Wombatlane Street", cwd=memory)
     assert done.returncode == 0, done.stderr.decode()
     assert_gone(memory, b"Wombatlane")
     assert memory_paths(memory) == unrelated
@@ -189,7 +190,7 @@ def test_purge_of_a_retired_memory_removes_its_ref(memory: Path) -> None:
     memory_id = quokkadb_id(memory)
     MemoryRepo.open(memory).forget([memory_id])
     git(memory, "update-ref", f"refs/memgit/retired/{memory_id}", "HEAD~1")
-    done = memgit_cli("forget", "--purge", memory_id, "--with-sources", cwd=memory)
+    done = memgit_in_process("forget", "--purge", memory_id, "--with-sources", cwd=memory)
     assert done.returncode == 0, done.stderr.decode()
     assert f"refs/memgit/retired/{memory_id}" not in refs(memory)
     assert_gone(memory, SECRET_WORD)
@@ -210,7 +211,7 @@ def test_bad_purges_are_refused_and_change_nothing(
 ) -> None:
     before = snapshot(memory)
     kept = everything_git_keeps(memory)
-    done = memgit_cli("forget", "--purge", *args, cwd=memory)
+    done = memgit_in_process("forget", "--purge", *args, cwd=memory)
     assert done.returncode == status, done.stderr.decode()
     assert done.stderr.decode().startswith(f"error[{code}]: ")
     assert snapshot(memory) == before
@@ -223,7 +224,9 @@ def test_bad_purges_are_refused_and_change_nothing(
 
 def test_purge_text_without_purge_is_a_usage_error(memory: Path) -> None:
     before = snapshot(memory)
-    done = memgit_cli("forget", "--purge-text", "Wombatlane", quokkadb_id(memory), cwd=memory)
+    done = memgit_in_process(
+        "forget", "--purge-text", "Wombatlane", quokkadb_id(memory), cwd=memory
+    )
     assert done.returncode == 2 and done.stderr.startswith(b"error[usage]: ")
     assert snapshot(memory) == before
 
@@ -232,7 +235,7 @@ def test_purge_refuses_uncommitted_changes(memory: Path) -> None:
     config = memory / "memgit.yaml"
     config.write_text(config.read_text("utf-8") + "# mine\n", "utf-8")
     before = snapshot(memory)
-    done = memgit_cli("forget", "--purge", quokkadb_id(memory), cwd=memory)
+    done = memgit_in_process("forget", "--purge", quokkadb_id(memory), cwd=memory)
     assert done.returncode == 4 and done.stderr.startswith(b"error[local-edits]: memgit.yaml")
     assert snapshot(memory) == before
 
@@ -280,7 +283,7 @@ def purged_copy(memory: Path, memory_id: str) -> dict[str, str]:
     deterministic, so the killed one's new ids are these)."""
     copy = memory.parent / "copy"
     shutil.copytree(memory, copy, symlinks=True)
-    done = memgit_cli("forget", "--purge", "--with-sources", memory_id, cwd=copy)
+    done = memgit_in_process("forget", "--purge", "--with-sources", memory_id, cwd=copy)
     assert done.returncode == 0, done.stderr.decode()
     return refs(copy)
 
@@ -303,7 +306,7 @@ def test_a_purge_killed_at_a_known_point_leaves_old_or_new_history(
         mixed = refs(memory)
         assert mixed != old and mixed != new  # git sees a mix until the next memgit
     # The next memgit command (here a read) finishes what the killed one journaled.
-    assert memgit_cli("map", cwd=memory).returncode == 0
+    assert memgit_in_process("map", cwd=memory).returncode == 0
     assert refs(memory) == (new if finished else old)
     assert git(memory, "status", "--porcelain") == ""
     assert_fsck_clean(memory)
@@ -343,7 +346,7 @@ def test_purges_killed_at_random_moments_leave_old_or_new_history(memory: Path) 
             proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=120)
         time.sleep(0.5)  # a git gc the kill orphaned finishes on its own
-        recovered = memgit_cli("map", cwd=trial)
+        recovered = memgit_in_process("map", cwd=trial)
         assert recovered.returncode == 0, recovered.stderr.decode()
         state = refs(trial)
         assert state in (old, new), attempt
@@ -357,7 +360,7 @@ def test_purge_refuses_a_detached_head(memory: Path) -> None:
     """A detached HEAD at an old commit would keep the old objects alive through gc."""
     git(memory, "checkout", "-q", "--detach", "HEAD~1")
     before = snapshot(memory)
-    done = memgit_cli("forget", "--purge", quokkadb_id(memory), cwd=memory)
+    done = memgit_in_process("forget", "--purge", quokkadb_id(memory), cwd=memory)
     assert done.returncode == 4 and done.stderr.startswith(b"error[detached-head]: ")
     assert snapshot(memory) == before
 
@@ -366,7 +369,7 @@ def test_purge_refuses_linked_worktrees(memory: Path) -> None:
     """Another worktree's HEAD and index would keep the old objects alive through gc."""
     git(memory, "worktree", "add", "-q", str(memory.parent / "other"), "side")
     before = snapshot(memory)
-    done = memgit_cli("forget", "--purge", quokkadb_id(memory), cwd=memory)
+    done = memgit_in_process("forget", "--purge", quokkadb_id(memory), cwd=memory)
     assert done.returncode == 4, done.stderr.decode()
     assert done.stderr.startswith(b"error[linked-worktrees]: ")
     assert snapshot(memory) == before

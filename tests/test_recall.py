@@ -22,7 +22,7 @@ from recall_fixtures import (
     turn_keys,
     write_memory,
 )
-from support import git, memgit_cli, snapshot
+from support import git, memgit_cli, memgit_in_process, snapshot
 
 
 @pytest.fixture(autouse=True)
@@ -161,7 +161,7 @@ def test_scope_and_type_filters_and_the_matches_they_hide(repo_path: Path) -> No
     assert pack.miss and ids(pack) == []
     assert {m.memory.id: m.hidden_by for m in pack.trace.hidden}["userpref001"] == ("scope",)
     assert {m.memory.id: m.hidden_by for m in pack.trace.hidden}["billing0001"] == ("type",)
-    text = ok(memgit_cli("recall", "postgres", "--type", "decision", cwd=repo_path))
+    text = ok(memgit_in_process("recall", "postgres", "--type", "decision", cwd=repo_path))
     assert "3 matches hidden by --scope/--type" in text
     assert "This is a miss, not an answer" in text
 
@@ -173,7 +173,7 @@ def test_unknown_terms_are_named(repo_path: Path) -> None:
     assert ids(pack) == ["pgversion01"]
     assert pack.trace.unknown_terms == ("kubernetes", "helm")
     assert pack.trace.term_locations["postgres"] == ("memories",)
-    text = ok(memgit_cli("recall", "kubernetes", cwd=repo_path))
+    text = ok(memgit_in_process("recall", "kubernetes", cwd=repo_path))
     assert "found nowhere in the repository: kubernetes" in text
     assert "This is a miss, not an answer" in text
 
@@ -213,12 +213,12 @@ def test_retired_matches_name_their_successor(superseded: Path) -> None:
     assert pack.miss
     [retired] = pack.trace.retired
     assert retired.memory.id == "retracted01" and retired.retracted
-    text = ok(memgit_cli("recall", "postgres 15", cwd=superseded))
+    text = ok(memgit_in_process("recall", "postgres 15", cwd=superseded))
     assert (
         "retired memory oldpg000001 (Staging uses Postgres 15) matched; superseded by "
         "newpg000001 (Staging uses Postgres 16)" in text
     )
-    text = ok(memgit_cli("recall", "rooftop", cwd=superseded))
+    text = ok(memgit_in_process("recall", "rooftop", cwd=superseded))
     assert "it was retracted" in text
 
 
@@ -263,7 +263,7 @@ def test_as_of_revision_and_date(repo_path: Path, monkeypatch: pytest.MonkeyPatc
     # HEAD is untouched and the next plain recall is current again.
     assert "16" in repo.recall("postgres").memories[0].memory.title
     data = json.loads(
-        ok(memgit_cli("recall", "postgres", "--as-of", "2026-04", "--json", cwd=repo_path))
+        ok(memgit_in_process("recall", "postgres", "--as-of", "2026-04", "--json", cwd=repo_path))
     )
     assert data["as_of"] == march
 
@@ -274,7 +274,7 @@ def test_as_of_revision_and_date(repo_path: Path, monkeypatch: pytest.MonkeyPatc
 )
 def test_invalid_as_of_is_refused_by_name(repo_path: Path, value: str) -> None:
     before = snapshot(repo_path)
-    done = memgit_cli("recall", "anything", "--as-of", value, cwd=repo_path)
+    done = memgit_in_process("recall", "anything", "--as-of", value, cwd=repo_path)
     assert done.returncode == 2
     line = done.stderr.decode().splitlines()[0]
     assert line.startswith("error[invalid-revision]: --as-of: --as-of ")
@@ -340,7 +340,7 @@ def test_exclude_thread_leaves_out_its_turns_and_memories_sourced_only_there(
     # A session id works as well as a thread id, for a memory's source turns too.
     pack = repo.recall("kettle", exclude_thread="s2")
     assert {t.turn.session for t in pack.grouped_turns()} == {"s1"}
-    done = memgit_cli("recall", "kettle", "--from-turn", "2", cwd=threaded)
+    done = memgit_in_process("recall", "kettle", "--from-turn", "2", cwd=threaded)
     assert (
         done.returncode == 2 and b"error[usage]: --from-turn needs --exclude-thread" in done.stderr
     )
@@ -363,7 +363,7 @@ def test_evidence_reads_the_capture_from_git_after_it_left_the_tree(threaded: Pa
     assert repo.recall("descaling", exclude_thread="t-1").trace.excluded_memories == (
         "onlyt1seq2x",
     )
-    text = ok(memgit_cli("recall", "descaling", "--evidence", cwd=threaded))
+    text = ok(memgit_in_process("recall", "descaling", "--evidence", cwd=threaded))
     assert "user: Thread one turn 2 mentions the kettle" in text
 
 
@@ -398,7 +398,7 @@ def test_chinese_queries_find_chinese_memories_and_turns(repo_path: Path) -> Non
     assert turn_keys(repo.recall("北京护照")) == [("s1", 0, 0)]
     pack = repo.recall("上海")
     assert pack.miss and pack.trace.unknown_terms == ("上海",)
-    assert "咖啡" in ok(memgit_cli("recall", "美式咖啡", cwd=repo_path))
+    assert "咖啡" in ok(memgit_in_process("recall", "美式咖啡", cwd=repo_path))
 
 
 def test_english_stemming_and_case(repo_path: Path) -> None:
@@ -459,7 +459,7 @@ def test_empty_queries_are_refused_clearly(repo_path: Path, query: str) -> None:
     with pytest.raises(MemgitError) as caught:
         MemoryRepo.open(repo_path).recall(query)
     assert caught.value.code == "invalid-query"
-    done = memgit_cli("recall", query, cwd=repo_path)
+    done = memgit_in_process("recall", query, cwd=repo_path)
     assert done.returncode == 3
     assert done.stderr.decode().startswith("error[invalid-query]: ")
 
@@ -491,7 +491,7 @@ def test_huge_query_uses_its_first_terms(repo_path: Path) -> None:
     ],
 )
 def test_bad_options_are_refused(repo_path: Path, args: list[str], code: str) -> None:
-    done = memgit_cli("recall", "postgres", *args, cwd=repo_path)
+    done = memgit_in_process("recall", "postgres", *args, cwd=repo_path)
     assert done.returncode == 3, done.stderr
     assert done.stderr.decode().startswith(f"error[{code}]")
 
@@ -526,10 +526,10 @@ def test_map_is_a_bounded_overview(repo_path: Path) -> None:
     assert len(result.recent) == 5 and result.recent[0].updated == "2026-11-28T10:00:00Z"
     assert len(result.terms) == 5
     assert {"postgres", "tuning", "vacuum"} <= {term for term, _ in repo.map(terms=20).terms}
-    data = json.loads(ok(memgit_cli("map", "--json", "--recent", "3", cwd=repo_path)))
+    data = json.loads(ok(memgit_in_process("map", "--json", "--recent", "3", cwd=repo_path)))
     assert len(data["recent"]) == 3 and data["memories"] == 120
-    assert len(ok(memgit_cli("map", cwd=repo_path))) < 4000
-    assert memgit_cli("map", "--recent", "1000", cwd=repo_path).returncode == 2
+    assert len(ok(memgit_in_process("map", cwd=repo_path))) < 4000
+    assert memgit_in_process("map", "--recent", "1000", cwd=repo_path).returncode == 2
 
 
 def test_help_explains_each_command(repo_path: Path) -> None:

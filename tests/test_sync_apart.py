@@ -26,7 +26,7 @@ from remotes import remote_and_clones
 from memgit import MemoryRepo
 from memgit.memory import read_memory
 
-from support import git, make_turn, memgit_cli
+from support import git, make_turn, memgit_in_process
 
 OLD = "Remember that deploys happen on Tuesdays."
 NEW = "Deploys now happen on Thursdays instead of Tuesdays."
@@ -48,7 +48,7 @@ def _process(path: Path) -> None:
 
 
 def _sync(path: Path) -> None:
-    done = memgit_cli("sync", cwd=path)
+    done = memgit_in_process("sync", cwd=path)
     assert done.returncode == 0, done.stderr.decode()
 
 
@@ -84,7 +84,7 @@ def test_a_turn_decided_in_two_clones_from_different_tips_converges(tmp_path: Pa
     assert len(memory.supersedes) == 1
     assert _memories(a) == _memories(b)
     for clone in (a, b):
-        done = memgit_cli("verify", "--all", cwd=clone)
+        done = memgit_in_process("verify", "--all", cwd=clone)
         assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -107,7 +107,7 @@ def test_an_update_beside_a_teammates_retraction_does_not_wedge_the_updater(
     git(a, "commit", "-q", "-m", f"retract the staging memory\n\nMemgit-Retracted: {memory_id}")
     git(a, "update-ref", f"refs/memgit/retired/{memory_id}", last_active)
     _sync(a)
-    refused = memgit_cli("sync", cwd=b)
+    refused = memgit_in_process("sync", cwd=b)
     assert refused.returncode == 4, refused.stderr.decode()  # modify/delete: for a person
     # b accepts the retraction by hand, as the hint says.
     merging = subprocess.run(
@@ -125,7 +125,7 @@ def test_an_update_beside_a_teammates_retraction_does_not_wedge_the_updater(
     assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(b, "ls-files", "memories") == ""
     for clone in (a, b):
-        done = memgit_cli("verify", "--all", cwd=clone)
+        done = memgit_in_process("verify", "--all", cwd=clone)
         assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -145,26 +145,26 @@ def test_two_clones_replacing_one_memory_differently_is_an_open_review_item(
     _capture(b, "sb", 0, "Sessions now live in Postgres instead of Redis.")
     _process(b)
     _sync(a)
-    merged = memgit_cli("sync", cwd=b)
+    merged = memgit_in_process("sync", cwd=b)
     assert merged.returncode == 0, merged.stderr.decode()
     assert f"Open contradiction: 2 active memories replace {old}" in merged.stdout.decode()
 
     # verify warns, and passes: no commit is wrong, a person must choose.
-    checked = memgit_cli("verify", "--all", cwd=b)
+    checked = memgit_in_process("verify", "--all", cwd=b)
     assert checked.returncode == 0, checked.stderr.decode()
     assert f"warning[contradiction]: 2 active memories replace {old}" in checked.stderr.decode()
-    listed = json.loads(memgit_cli("review", "list", "--json", cwd=b).stdout)
+    listed = json.loads(memgit_in_process("review", "list", "--json", cwd=b).stdout)
     (item,) = [entry for entry in listed if entry["kind"] == "contradiction"]
     assert item["id"] == old
     rivals = {rival["title"]: rival["id"] for rival in item["rivals"]}
     keep = next(memory_id for title, memory_id in rivals.items() if "Postgres" in title)
     drop = next(memory_id for title, memory_id in rivals.items() if "Memcached" in title)
-    shown = memgit_cli("review", "show", old, cwd=b)
+    shown = memgit_in_process("review", "show", old, cwd=b)
     assert shown.returncode == 0 and b"Memcached" in shown.stdout and b"Postgres" in shown.stdout
 
-    wrong = memgit_cli("review", "approve", old, "--keep", old, cwd=b)
+    wrong = memgit_in_process("review", "approve", old, "--keep", old, cwd=b)
     assert wrong.returncode == 2 and b"error[usage]" in wrong.stderr
-    done = memgit_cli("review", "approve", old, "--keep", keep, "--json", cwd=b)
+    done = memgit_in_process("review", "approve", old, "--keep", keep, "--json", cwd=b)
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["retired"] == [drop]
     assert list(_memories(b)) == [keep]
@@ -175,14 +175,14 @@ def test_two_clones_replacing_one_memory_differently_is_an_open_review_item(
         git(b, "rev-parse", f"refs/memgit/retired/{drop}").strip()
         == git(b, "rev-parse", "HEAD~1").strip()
     )
-    listed = json.loads(memgit_cli("review", "list", "--json", cwd=b).stdout)
+    listed = json.loads(memgit_in_process("review", "list", "--json", cwd=b).stdout)
     assert [entry for entry in listed if entry["kind"] == "contradiction"] == []
     # The decision travels: a's sync brings it, and both clones pass every check.
     _sync(b)
     _sync(a)
     assert list(_memories(a)) == [keep]
     for clone in (a, b):
-        done = memgit_cli("verify", "--all", cwd=clone)
+        done = memgit_in_process("verify", "--all", cwd=clone)
         assert done.returncode == 0, done.stdout + done.stderr
         assert b"contradiction" not in done.stderr
     assert git(remote, "rev-parse", "HEAD") == git(a, "rev-parse", "HEAD")
@@ -217,7 +217,7 @@ def test_a_file_of_the_persons_own_both_clones_changed_is_merged_by_lines(
     git(b, "commit", "-q", "-am", "b rewrites the notes")
     _sync(a)
     before = git(b, "rev-parse", "HEAD")
-    done = memgit_cli("sync", cwd=b)
+    done = memgit_in_process("sync", cwd=b)
     assert done.returncode == 4, done.stderr.decode()
     assert b"error[sync-conflict]: NOTES.txt: 1 file(s) changed on both sides" in done.stderr
     assert git(b, "rev-parse", "HEAD") == before

@@ -16,7 +16,7 @@ import pytest
 
 from memgit import MemoryRepo
 
-from support import git, make_turn, memgit_cli
+from support import git, make_turn, memgit_in_process
 
 AUTHOR = "Test Person <test@example.com>"
 
@@ -43,7 +43,7 @@ def _process(path: Path) -> None:
 
 
 def _sync(path: Path) -> None:
-    done = memgit_cli("sync", cwd=path)
+    done = memgit_in_process("sync", cwd=path)
     assert done.returncode == 0, done.stderr.decode()
 
 
@@ -79,7 +79,7 @@ def test_a_retraction_beside_a_teammates_edit_is_a_conflict_not_a_wedge(
     _retract(a, memory)
     _edit(b, memory, "Ask in the ops channel first.")
     _sync(b)
-    done = memgit_cli("sync", cwd=a)
+    done = memgit_in_process("sync", cwd=a)
     assert done.returncode == 4, done.stderr.decode()
     assert b"error[sync-conflict]" in done.stderr
     merging = subprocess.run(
@@ -96,7 +96,7 @@ def test_a_retraction_beside_a_teammates_edit_is_a_conflict_not_a_wedge(
     assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(b, "ls-files", "memories") == ""
     for clone in (a, b):
-        verified = memgit_cli("verify", "--all", cwd=clone)
+        verified = memgit_in_process("verify", "--all", cwd=clone)
         assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -124,7 +124,7 @@ def test_a_retraction_of_a_memory_both_clones_made_is_not_undone_by_the_merge(
     assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(a, "ls-files", "memories") == ""  # the retraction holds everywhere
     for clone in (a, b):
-        verified = memgit_cli("verify", "--all", cwd=clone)
+        verified = memgit_in_process("verify", "--all", cwd=clone)
         assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -151,7 +151,7 @@ def test_a_teammates_retraction_of_a_memory_both_clones_made_holds_after_the_mer
     assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(a, "ls-files", "memories") == ""
     for clone in (a, b):
-        verified = memgit_cli("verify", "--all", cwd=clone)
+        verified = memgit_in_process("verify", "--all", cwd=clone)
         assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -176,9 +176,9 @@ def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Pa
     _process(a)  # a's turn: CREATE, a never saw b's memory
     (made,) = git(a, "ls-files", "memories").split()
     _sync(b)
-    merged = memgit_cli("sync", "--json", cwd=a)
+    merged = memgit_in_process("sync", "--json", cwd=a)
     assert merged.returncode == 0, merged.stderr.decode()
-    taken = memgit_cli("sync", cwd=b)
+    taken = memgit_in_process("sync", cwd=b)
     assert taken.returncode == 0, taken.stderr.decode()
     assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert len(git(a, "ls-files", "memories").split()) == 2  # the fact, held twice
@@ -195,7 +195,7 @@ def test_a_turn_one_clone_keeps_and_another_finds_known_is_reported(tmp_path: Pa
     told = taken.stdout.decode()
     assert "Decided apart: unit test-agent/sa/0#0 decided two ways: run " in told
     assert f"CREATE {Path(made).stem}" in told and "NO_CHANGE (already-known)" in told
-    verified = memgit_cli("verify", "--all", cwd=b)
+    verified = memgit_in_process("verify", "--all", cwd=b)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     unit = "unit test-agent/sa/0#0 decided two ways"
     assert f"warning[decided-apart]: {merge[:12]}: {unit}" in verified.stderr.decode()
@@ -222,17 +222,17 @@ def test_a_merge_by_hand_that_keeps_a_memory_the_other_side_retired_is_refused(
     git(a, "fetch", "-q", "origin")
     git(a, "merge", "-q", "--no-edit", "origin/main")  # git keeps a's copy
     assert git(a, "ls-files", "memories").split() == [memory]
-    checked = memgit_cli("verify", "HEAD~1..HEAD", cwd=a)
+    checked = memgit_in_process("verify", "HEAD~1..HEAD", cwd=a)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert (
         f"error[retired-id-active]: {git(a, 'rev-parse', 'HEAD')[:12]}" in checked.stderr.decode()
     )
-    refused = memgit_cli("sync", cwd=a)
+    refused = memgit_in_process("sync", cwd=a)
     assert refused.returncode == 1 and b"error[push-refused]" in refused.stderr
     git(a, "rm", "-q", memory)  # what the hooks' refusal tells a person to do
     git(a, "commit", "-q", "--amend", "--no-edit")
     _sync(a)
-    assert memgit_cli("verify", "--all", cwd=a).returncode == 0
+    assert memgit_in_process("verify", "--all", cwd=a).returncode == 0
 
 
 def test_a_memory_forgotten_in_one_clone_that_the_other_made_too_stays_forgotten(
@@ -249,7 +249,7 @@ def test_a_memory_forgotten_in_one_clone_that_the_other_made_too_stays_forgotten
     _process(a)
     _process(b)
     (memory,) = git(a, "ls-files", "memories").split()
-    forgotten = memgit_cli("forget", Path(memory).stem, cwd=a)
+    forgotten = memgit_in_process("forget", Path(memory).stem, cwd=a)
     assert forgotten.returncode == 0, forgotten.stderr.decode()
     _sync(a)
     _sync(b)
@@ -276,7 +276,7 @@ def test_a_plain_git_merge_that_brings_back_a_forgotten_memory_is_refused(
     _process(a)
     _process(b)
     (memory,) = git(a, "ls-files", "memories").split()
-    forgotten = memgit_cli("forget", Path(memory).stem, cwd=b)
+    forgotten = memgit_in_process("forget", Path(memory).stem, cwd=b)
     assert forgotten.returncode == 0, forgotten.stderr.decode()
     forgetter, keeper = b, a
     here, there = (keeper, forgetter) if merger == "keeper" else (forgetter, keeper)
@@ -284,11 +284,11 @@ def test_a_plain_git_merge_that_brings_back_a_forgotten_memory_is_refused(
     git(here, "fetch", "-q", "origin")
     git(here, "merge", "-q", "--no-edit", "origin/main")  # git takes the keeper's copy
     assert git(here, "ls-files", "memories").split() == [memory]
-    checked = memgit_cli("verify", "HEAD~1..HEAD", cwd=here)
+    checked = memgit_in_process("verify", "HEAD~1..HEAD", cwd=here)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     merge = git(here, "rev-parse", "HEAD")[:12]
     assert f"error[forgotten-id-active]: {merge}: {memory}: id: " in checked.stderr.decode()
-    refused = memgit_cli("sync", cwd=here)
+    refused = memgit_in_process("sync", cwd=here)
     assert refused.returncode == 1 and b"error[forgotten-id-active]" in refused.stderr
     git(here, "rm", "-q", "-f", memory)  # what the refusal's hint says
     git(here, "commit", "-q", "--amend", "--no-edit")
@@ -298,7 +298,7 @@ def test_a_plain_git_merge_that_brings_back_a_forgotten_memory_is_refused(
     assert git(remote, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(a, "ls-files", "memories") == ""
     for clone in (a, b):
-        verified = memgit_cli("verify", "--all", cwd=clone)
+        verified = memgit_in_process("verify", "--all", cwd=clone)
         assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -337,7 +337,7 @@ def test_a_merge_whose_only_conflict_is_resolved_by_removal_is_still_checked(
     _sync(b)
     git(a, "rm", "-q", staging)  # a retracts the one b edited: modify/delete
     git(a, "commit", "-q", "-m", "staging is not reset any more")
-    assert memgit_cli("sync", cwd=a).returncode == 4
+    assert memgit_in_process("sync", cwd=a).returncode == 4
     subprocess.run(["git", "-C", str(a), "merge", "-q", "refs/memgit-sync/origin/branch"],
                    capture_output=True, check=False)  # fmt: skip
     git(a, "rm", "-q", staging)  # take the removal: no conflicted file is left
@@ -366,13 +366,13 @@ def test_a_teammates_new_memory_is_not_taken_for_a_rename_of_one_edited_here(
     _sync(b)
     (first,) = git(a, "ls-files", "memories").split()
     _edit(a, first, "Ask in the ops channel first.")
-    assert memgit_cli("forget", Path(first).stem, "--with-sources", cwd=b).returncode == 0
+    assert memgit_in_process("forget", Path(first).stem, "--with-sources", cwd=b).returncode == 0
     _capture(b, "sb", 0, fact)
     _process(b)
     (second,) = git(b, "ls-files", "memories").split()
     assert second != first
     _sync(b)
-    assert memgit_cli("sync", cwd=a).returncode == 4  # a's edit beside b's forget
+    assert memgit_in_process("sync", cwd=a).returncode == 4  # a's edit beside b's forget
     subprocess.run(["git", "-C", str(a), "merge", "refs/memgit-sync/origin/branch"],
                    capture_output=True, check=False)  # fmt: skip
     conflicted = git(a, "diff", "--name-only", "--diff-filter=U").split()
@@ -385,7 +385,7 @@ def test_a_teammates_new_memory_is_not_taken_for_a_rename_of_one_edited_here(
     assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     assert git(a, "ls-files", "memories").split() == [second]
     for clone in (a, b):
-        verified = memgit_cli("verify", "--all", cwd=clone)
+        verified = memgit_in_process("verify", "--all", cwd=clone)
         assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -404,8 +404,8 @@ def test_a_memory_both_clones_forgot_does_not_pair_with_a_teammates_new_one(
     _sync(b)
     (first,) = git(a, "ls-files", "memories").split()
     _capture(a, "sa", 1, "Just chatting about the weather today.")
-    assert memgit_cli("forget", Path(first).stem, cwd=a).returncode == 0
-    assert memgit_cli("forget", Path(first).stem, "--with-sources", cwd=b).returncode == 0
+    assert memgit_in_process("forget", Path(first).stem, cwd=a).returncode == 0
+    assert memgit_in_process("forget", Path(first).stem, "--with-sources", cwd=b).returncode == 0
     _capture(b, "sb", 0, fact)
     _process(b)
     (second,) = git(b, "ls-files", "memories").split()
