@@ -139,6 +139,8 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         ),
         ("Soll ich den Cache jetzt einmal leeren?", ["ja, jetzt einmal bitte"]),
         ("要我现在帮你把这个分支合并到 main 吗？", ["好，现在合吧"]),
+        # A proposal the credential fence refuses is no memory, and the run goes on.
+        ("Shall I pin the build to commit 9f8e7d6c5b4a3f2e1d0c9b8a?", ["ok"]),
     ],
     ids=[
         "no",
@@ -155,6 +157,7 @@ def test_a_proposal_about_the_user_goes_to_the_user(repo_path: Path) -> None:
         "an-errand-again",
         "de-just-this-once",
         "zh-an-errand",
+        "looks-like-a-credential",
     ],
 )
 def test_what_is_not_an_agreement_keeps_nothing(

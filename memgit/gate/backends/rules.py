@@ -738,8 +738,8 @@ class _Answer:
                 return None  # "yes" to "Postgres or MySQL?" (or to "RQ") says too little
             what = f"{added} ({what})"
         title = _title(what)
-        if title is None or _normal(title) in self.known:
-            return None
+        if title is None or _normal(title) in self.known or find_credentials(what):
+            return None  # the contract refuses a memory that states a credential
         self.known.add(_normal(title))
         scope = "user" if _ABOUT_USER.search(proposal.what) else "project"
         cid = f"c{len(self.candidates) + 1}"
