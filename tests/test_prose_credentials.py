@@ -112,6 +112,9 @@ FORMS: list[tuple[str, str, str]] = [
     ("the VPN is WireGuard, shared PSK is {}, ask Omar", PW, strong(59)),
     ("host cache-01, db index 3, AUTH string {}. Sessions use db 4.", PW, strong(60)),
     ("usuario lector, pass {}. Los reportes van contra la réplica", PW, strong(61)),
+    # The password named in the sentence that sets it (an assistant's proposal, too).
+    ("Shall I set the staging admin password to {}?", PW, strong(62)),
+    ("I changed my wifi password to {} yesterday", PW, strong(63)),
 ]
 
 # Prose that mentions a password without giving one: kept exactly as written.
@@ -156,6 +159,8 @@ MENTIONS = [
     "the AUTH string is set in the env file",
     "the login page is at /auth/login",
     "die Tests laufen fürs Release auf CI",
+    "set the password to expire every 90 days",
+    "reset your password to continue",
 ]
 
 

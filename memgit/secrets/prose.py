@@ -152,6 +152,13 @@ _LOGIN_PAIR = re.compile(
     f"(?:{'|'.join(_LOGIN_WORDS)})[ \t]++"
     rf"[^\s/:,;]{{1,64}}[ \t]*+/[ \t]*+(?P<token>{_TOKEN})"
 )
+# A password set in the same sentence that names it: "set the staging admin password to
+# …", "change my wifi password to …"; the value must have a password's shape.
+_SET_TO = re.compile(
+    r"(?:set|change|changed|reset|update|updated)[ \t]++(?:(?:the|my|our|your|its)[ \t]++)?"
+    r"(?:[^\s:,;.!?]{1,30}[ \t]++){0,3}?"
+    f"(?:{'|'.join(_PASSWORD_WORDS)})[ \t]++to[ \t]++(?P<token>{_TOKEN})"
+)
 _PIN_STARTS = ("pin", "código", "codigo", "geheimzahl")
 _WIFI_STARTS = ("wifi", "wi-fi", "wlan", "wireless", "network", "netzwerk", "wpa")
 _WIFI_CLAVE = re.compile(_WIFI_WORDS[-1])
@@ -680,7 +687,8 @@ def iter_shaped_credentials(
         context = max(line_start, match.start() - _KEY_CONTEXT)
         if _shaped_password(token) and _KEY_PLACE.search(folded, context, match.start()):
             yield start, start + len(token), WIFI_KIND
-    for match in (*_ADMIN_PAIR.finditer(folded), *_LOGIN_PAIR.finditer(folded)):
+    pairs = (_ADMIN_PAIR, _LOGIN_PAIR, _SET_TO)
+    for match in (hit for pattern in pairs for hit in pattern.finditer(folded)):
         start, token = _token(view, match)
         if "/" not in token and _shaped_password(token):
             yield start, start + len(token), PASSWORD_KIND
