@@ -112,13 +112,10 @@ def iter_source_problems(view: CommitView, path: str, memory: Memory) -> Iterato
                     hint="only user text and complete tool output are evidence, and the "
                     "assistant's proposal beside a quote of the user's agreement in the next turn",
                 )
-        where = locate_quote(
-            unit.text,
-            source.quote,
-            source.start,
-            source.end,
-            whole=unit.role == "user" and _quotes_a_proposal(view, memory),
-        )
+        where = locate_quote(unit.text, source.quote, source.start, source.end)
+        if where == "quote-too-short" and unit.role == "user" and _quotes_a_proposal(view, memory):
+            # Only a short quote asks for the other sources (each read parses a capture).
+            where = locate_quote(unit.text, source.quote, source.start, source.end, whole=True)
         if isinstance(where, str):
             yield Problem(
                 code=where,
