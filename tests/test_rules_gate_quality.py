@@ -569,3 +569,31 @@ def test_an_announced_change_is_what_the_next_sentence_says(repo_path: Path) -> 
     assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
     (new,) = memories(repo_path).values()
     assert "short version" in new.body and new.sources[0].quote == said
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            "Code review needs two approvals before merge.",
+            "From now on one approval is enough to merge, we're too small a team for two.",
+        ),
+        (
+            "I like dark themes everywhere.",
+            "From now on I like light themes, the glare kills dark mode.",
+        ),
+        ("回答请用英文。", "从现在开始回答请用中文。"),
+    ],
+)
+def test_a_rule_from_now_on_replaces_the_memory_of_its_subject(
+    repo_path: Path, first: str, second: str
+) -> None:
+    """ "From now on" opens a rule; when a memory holds a rule of the same subject, the
+    new one replaces it rather than sitting beside it, stale."""
+    capture(repo_path, user_turn(0, first))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, second))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
+    assert old not in memories(repo_path)

@@ -33,6 +33,7 @@ from memgit.gate.changes import (
     change_kind,
     find_target,
     near_subject,
+    opens_rule,
     read_change,
     strip_lead_in,
 )
@@ -688,6 +689,11 @@ class _Answer:
             title = (
                 _title(change.wording) if statement.kind is None and change.wording else None
             ) or title
+        elif statement.kind is not None and opens_rule(statement.quote):
+            # "From now on one approval is enough" beside "Code review needs two
+            # approvals": a rule from now on, of a subject a memory holds, replaces it.
+            found = find_target(statement.quote, self.related_text, taken=self.taken)
+            target = self.related[found] if found is not None else self._recent(unit, statement)
         if target is None:
             kind = statement.kind
             scope = choose_scope(statement.what, self.scopes, kind)
