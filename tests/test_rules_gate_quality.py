@@ -21,7 +21,7 @@ from test_process import capture, configure, memories, open_repo, ref, run_recor
 
 from memgit.memory import Memory
 
-from support import git_environment
+from support import everything_git_keeps, git_environment
 
 
 def _by_quote(path: Path) -> dict[str, Memory]:
@@ -597,3 +597,32 @@ def test_a_rule_from_now_on_replaces_the_memory_of_its_subject(
     (run,) = open_repo(repo_path).process().runs
     assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
     assert old not in memories(repo_path)
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        (
+            "the staging db is db.stg.internal, user admin, password hunter2-Kestrel",
+            "The staging db is db.stg.internal, user admin",
+        ),
+        (
+            "Der Mailserver ist mail.kassenwerk.de, SMTP über Port 587, Absender "
+            "noreply@kassenwerk.de mit Kennwort Birke-Fluss-31",
+            "Der Mailserver ist mail.kassenwerk.de, SMTP über Port 587",
+        ),
+        ("guest wifi is Atelier-Guest, key sunflower2026", None),
+    ],
+)
+def test_the_fact_before_a_credential_in_a_list_of_commas_is_kept_without_it(
+    repo_path: Path, message: str, kept: str | None
+) -> None:
+    """The parts of a sentence before its credential's part hold a fact of their own; a
+    wifi's name beside its key is half of the credential and keeps nothing."""
+    capture(repo_path, user_turn(0, message))
+    open_repo(repo_path).process()
+    titles = [m.title for m in memories(repo_path).values()]
+    assert titles == ([kept] if kept else [])
+    for place, content in everything_git_keeps(repo_path).items():
+        for secret in (b"hunter2-Kestrel", b"Birke-Fluss-31", b"sunflower2026"):
+            assert secret not in content, place
