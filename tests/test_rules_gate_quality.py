@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_process import capture, configure, memories, open_repo, ref, run_records, user_turn
 
+from memgit.gate.scoping import choose_scope
 from memgit.memory import Memory
 
 from support import everything_git_keeps, git_environment
@@ -626,3 +627,20 @@ def test_the_fact_before_a_credential_in_a_list_of_commas_is_kept_without_it(
     for place, content in everything_git_keeps(repo_path).items():
         for secret in (b"hunter2-Kestrel", b"Birke-Fluss-31", b"sunflower2026"):
             assert secret not in content, place
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "文档站搬到了 docs.kuaidian.cn",
+        "The status page moved to status.acme.de",
+        "提交信息用英文",
+        "Die Tests laufen jede Nacht",
+        "Las pruebas corren cada noche",
+    ],
+)
+def test_a_project_word_or_a_host_of_any_country_is_the_projects(text: str) -> None:
+    """A host under a country's domain (".cn", ".de") and the words of a project's work
+    in each language (提交信息, Tests, pruebas) say whose a statement of no one is."""
+    assert choose_scope(text, ("user", "project")) == "project"
+    assert choose_scope("I like it short", ("user", "project")) == "user"
