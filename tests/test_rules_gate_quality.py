@@ -658,3 +658,27 @@ def test_a_bare_removal_retracts_the_memory_and_keeps_no_memory_of_the_old_value
     (run,) = open_repo(repo_path).process().runs
     assert [(d.action, d.target) for d in run.decisions] == [("RETRACT", old)]
     assert memories(repo_path) == {}
+
+
+@pytest.mark.parametrize(
+    ("message", "scope", "kind"),
+    [
+        (
+            "I run `make seed` against staging right before every demo release.",
+            "project",
+            "procedure",
+        ),
+        ("Ich nutze für das Projekt Python 3.12.", "project", "fact"),
+        ("我一般用 `make deploy` 上线。", "project", "procedure"),
+        ("I always run `pytest -x` first.", "user", "preference"),
+    ],
+)
+def test_a_habit_in_the_first_person_that_is_how_the_project_is_worked(
+    repo_path: Path, message: str, scope: str, kind: str
+) -> None:
+    """How the project is released or set up, said as "I ...", is the project's; a
+    habit of one's own stays the user's."""
+    capture(repo_path, user_turn(0, message))
+    open_repo(repo_path).process()
+    (memory,) = memories(repo_path).values()
+    assert (memory.scope, memory.type) == (scope, kind)

@@ -629,6 +629,11 @@ class _Answer:
                 self.handoff = None
             if candidate["action"] == "CREATE" and statement.scope in self.scopes:
                 candidate["scope"] = statement.scope  # the form says whose it is
+            if candidate["action"] == "CREATE" and _projects_way(statement):
+                # "I run `make migrate` against prod before every release": how the
+                # project is worked, said in the first person, is the project's.
+                candidate["scope"] = "project"
+                candidate["type"] = self._type("procedure" if "`" in statement.what else "fact")
             self.known.add(_normal(title))
             cid = f"c{len(self.candidates) + 1}"
             ids.append(cid)
@@ -823,6 +828,28 @@ def _only_removes(statement: _Statement) -> bool:
     """Whether ``statement`` is a change that names only what no longer holds."""
     change = read_change(statement.quote) if statement.change is not None else None
     return change is not None and bool(change.old) and not change.new
+
+
+# A habit said in the first person that is the project's way of working: it names the
+# project itself, or a release or an environment beside a command in backticks.
+_THE_PROJECT = re.compile(
+    r"\b(?:f(?:ü|ue)r das projekt|im projekt|para el proyecto|en (?:este|el) proyecto"
+    r"|(?:for|in) (?:this|the) (?:project|repo|codebase))\b|这个项目|项目里|项目中",
+    re.IGNORECASE,
+)
+_RELEASE_WORK = re.compile(
+    r"\b(?:prod|production|staging|releases?|deploy(?:s|ing|ments?)?|despliegue|produktion)\b"
+    r"|发版|上线|部署|生产",
+    re.IGNORECASE,
+)
+
+
+def _projects_way(statement: _Statement) -> bool:
+    """Whether ``statement``, a preference by its form, is how the project is worked."""
+    if statement.kind != "preference" or statement.scope != "user":
+        return False
+    what = statement.what
+    return bool(_THE_PROJECT.search(what) or (_RELEASE_WORK.search(what) and "`" in what))
 
 
 def _says_only_gone(change: Change, statement: _Statement) -> bool:
