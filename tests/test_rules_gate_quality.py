@@ -682,3 +682,27 @@ def test_a_habit_in_the_first_person_that_is_how_the_project_is_worked(
     open_repo(repo_path).process()
     (memory,) = memories(repo_path).values()
     assert (memory.scope, memory.type) == (scope, kind)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("线上 Redis 是 6.2。", "线上 Redis 今天早上升级到 7.2 了"),
+        ("Producción usa Node 18.", "Hoy subimos producción a Node 22."),
+        (
+            "Die Produktion läuft auf Node 18.",
+            "Heute haben wir die Produktion auf Node 22 umgestellt.",
+        ),
+    ],
+)
+def test_a_change_made_today_in_any_language_replaces_the_memory(
+    repo_path: Path, first: str, second: str
+) -> None:
+    """ "today" makes a sentence one of the moment, unless it dates a change already
+    made: in Chinese, Spanish and German as in English."""
+    capture(repo_path, user_turn(0, first))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, second))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]

@@ -125,16 +125,19 @@ _ASKING = frozenset({"question", "polite-one-off", "one-off"})
 # instruction for this turn alone; a change said to hold only for a while still is.
 _DONE = re.compile(
     r"\b(?:switched|moved|migrated|upgraded|bumped|changed|went|replaced|swapped|ditched"
-    r"|dropped|raised|lowered|increased|renamed|rolled out|killed|retired|shortened)\b"
-    r"|->|→|=>",
+    r"|dropped|raised|lowered|increased|renamed|rolled out|killed|retired|shortened"
+    r"|cambiamos|migramos|subimos|actualizamos|umgestellt|gewechselt|migriert|aktualisiert)\b"
+    r"|->|→|=>|升级到|升到|换成|改成|切到|迁到|开始就是",
     re.IGNORECASE,
 )
 _DONE_WHEN = re.compile(
-    r"\b(?:today|tonight|yesterday|this (?:morning|afternoon|evening|week))\b", re.IGNORECASE
+    r"\b(?:today|tonight|yesterday|this (?:morning|afternoon|evening|week)|hoy|ayer"
+    r"|esta (?:mañana|tarde|semana)|heute|gestern|heute (?:morgen|früh))\b|今天|今早|昨天|今晚",
+    re.IGNORECASE,
 )
 _FOR_A_WHILE = re.compile(
     r"\b(?:for now|for the moment|for the time being|temporarily|until|just this once"
-    r"|this time|for today)\b",
+    r"|this time|for today|por ahora|de momento|vorerst|erstmal)\b|暂时|这次",
     re.IGNORECASE,
 )
 # Never-forms a completed change passes: its date, and its reason ("the egress fees
