@@ -17,8 +17,9 @@ each is about), once the words that say *how* something is held ("prefer", "alwa
 "switched", 喜欢) and the parts every address has (``com``, ``www``) are set aside.
 Two memories that fit equally well are no target: retiring the wrong memory loses a
 true one. "from now on" / 以后 alone is no change: it opens a new rule ("From now on,
-tag release 8 ...") as often as it replaces one. A sentence that is a hypothetical, a
-plan or someone else's words ("if we switched to Postgres ...") changes nothing.
+tag release 8 ...") as often as it replaces one (the rules Gate lets a rule from now on
+replace a memory of its subject, found as a change's target is). A sentence that is a
+hypothetical, a plan or someone else's words ("if we switched to Postgres ...") changes nothing.
 
 A change form that names its new value ("we switched to pnpm", "cambiamos a bun") is a
 memory of its own when no earlier memory holds the old one (one that names only the old
@@ -51,7 +52,15 @@ from memgit.gate.subjects import (
 )
 from memgit.yamlio import parse_yaml
 
-__all__ = ["Change", "change_kind", "find_target", "read_change", "strip_lead_in"]
+__all__ = [
+    "Change",
+    "change_kind",
+    "find_target",
+    "opens_rule",
+    "read_change",
+    "strip_lead_in",
+    "topic_of",
+]
 
 SOURCE = "memgit/gate/changes.yaml"
 _LISTS = (
@@ -303,7 +312,7 @@ def read_change(text: str) -> Change | None:
     first ``READ_LIMIT`` characters)."""
     text = text[:READ_LIMIT]
     rules = _rules()
-    if rules.not_a_change.search(text):
+    if _hedged(text):
         return None
     scan = rules.opens_rule.sub(" ", text)
     old: list[str] = []
@@ -349,6 +358,30 @@ def read_change(text: str) -> Change | None:
     )
 
 
+def opens_rule(text: str) -> bool:
+    """Whether ``text`` says a rule holds from now on ("from now on", 以后, "ab jetzt")."""
+    return _rules().opens_rule.search(text[:READ_LIMIT]) is not None
+
+
+# Where a sentence's clauses part: "We bumped the minimum to iOS 16, the analytics said
+# under 2% were still on 15" is a change said, then a reason someone else gave.
+_CLAUSE = re.compile(r"[,;:]\s+|\.\s+|[，；。：]")
+
+
+def _hedged(text: str) -> bool:
+    """Whether a clause of ``text`` that says a change also hedges it, or puts it in
+    someone else's mouth ("if we switched ...", "Dana said we moved ...")."""
+    rules = _rules()
+    for clause in _CLAUSE.split(text):
+        if not rules.not_a_change.search(clause):
+            continue
+        if rules.change.search(clause) or rules.correction.search(clause):
+            return True
+        if any(form.pattern.search(clause) for form in rules.forms):
+            return True
+    return False
+
+
 def change_kind(text: str) -> str | None:
     """SUPERSEDE for a change of mind, UPDATE for a correction, None for neither.
 
@@ -364,7 +397,8 @@ _UNIT = re.compile(
 )
 
 
-def _about(text: str) -> frozenset[str]:
+def topic_of(text: str) -> frozenset[str]:
+    """The topic words of ``text``, without the words that say how a thing is held."""
     return topic_terms(_UNIT.sub(" ", _rules().how.sub(" ", text))) - _NOISE
 
 
@@ -380,7 +414,7 @@ def near_subject(text: str, content: str) -> bool:
     subject of its own ("sorry, it's the 15th"); no qualifier that tells them apart,
     and both in the same person."""
     plain = strip_lead_in(text)
-    shared = _words_only(_about(plain)) & _words_only(_about(content))
+    shared = _words_only(topic_of(plain)) & _words_only(topic_of(content))
     if not shared and not _rules().points_back.search(plain):
         return False
     if not _same_person(plain, content):
@@ -423,7 +457,7 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     None when it does not, or not surely enough."""
     if not related_text(text, content):
         return None  # the Gate contract refuses a replacement that quotes nothing of it
-    words, about = _about(text), _about(content)
+    words, about = topic_of(text), topic_of(content)
     shared = len(words & about)
     # Numbers are values, not what a statement is about: "Standup got moved to 10:00"
     # speaks of "The team standup is at 9:30" as much as its words say.
@@ -433,7 +467,7 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     if change is not None and _bumps(change.new, content):
         return (2, shared, share)  # "migramos a Vue 3" speaks of "... hecho en Vue 2"
     if change is not None and change.old:
-        named = _about(" ".join(change.old))
+        named = topic_of(" ".join(change.old))
         if named:
             # Every word of it ("main.py" is not "main"), or every thing it names ("the
             # MySQL instance is switched off" names MySQL).
@@ -477,13 +511,13 @@ def _pointed_at(text: str, known: Mapping[str, str], taken: Set[str]) -> str | N
         found = pointer.search(text)
         if found is None:
             continue
-        subject = _about(found.group("subject"))
+        subject = topic_of(found.group("subject"))
         if not subject:
             return None
         held = [
             memory_id
             for memory_id, content in known.items()
-            if memory_id not in taken and subject <= _about(content)
+            if memory_id not in taken and subject <= topic_of(content)
         ]
         return held[0] if len(held) == 1 else ""
     return None

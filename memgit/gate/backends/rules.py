@@ -33,8 +33,10 @@ from memgit.gate.changes import (
     change_kind,
     find_target,
     near_subject,
+    opens_rule,
     read_change,
     strip_lead_in,
+    topic_of,
 )
 from memgit.gate.forms import Form, load_forms
 from memgit.gate.prompt import GateRequest
@@ -255,13 +257,32 @@ def find_statements(text: str) -> list[_Statement]:
 
 # Where a statement and the credential beside it part: "..., and its token is ...".
 _BESIDE = re.compile(r"[,;]?\s+(?:and|but|plus|while)\s+|;\s+|，|；")
+_COMMA = re.compile(r",\s+")
+_NETWORK = re.compile(r"\b(?:wi-?fi|wlan|ssid)\b", re.IGNORECASE)
 
 
 def _beside_credential(quote: str, start: int) -> list[_Statement]:
     """The statements of ``quote`` (at ``start`` in its unit) in the parts of it that
-    hold no credential, no redaction marker and no other never-form."""
+    hold no credential, no redaction marker and no other never-form. When "and" or a
+    semicolon parts none, the part before the first comma may: "the staging db is
+    db.stg.internal, user admin, password [REDACTED:...]"."""
+    kept = _apart(_split(_BESIDE, quote), quote, start)
+    if kept or _NETWORK.search(quote):
+        return kept  # a wifi's name beside its key is half of the credential
+    parts = _split(_COMMA, quote)
+    held = [n for n, part in enumerate(parts) if _REDACTED in part or find_credentials(part)]
+    if not held or held[0] == 0:
+        return []
+    # Every part before the credential's: "Der Mailserver ist mail.kassenwerk.de, SMTP
+    # über Port 587, Absender ... mit Kennwort [REDACTED:...]".
+    last = parts[held[0] - 1]
+    return _apart([quote[: quote.index(last) + len(last)]], quote, start)
+
+
+def _apart(parts: list[str], quote: str, start: int) -> list[_Statement]:
+    """The statements among ``parts`` of ``quote`` that stand apart from its credential."""
     kept = []
-    for part in _split(_BESIDE, quote):
+    for part in parts:
         piece = part.strip().rstrip(_TRAILING_STOPS.replace(" ", ""))
         if not piece or _REDACTED in piece or find_credentials(piece) or refused(piece):
             continue
@@ -608,6 +629,11 @@ class _Answer:
                 self.handoff = None
             if candidate["action"] == "CREATE" and statement.scope in self.scopes:
                 candidate["scope"] = statement.scope  # the form says whose it is
+            if candidate["action"] == "CREATE" and _projects_way(statement):
+                # "I run `make migrate` against prod before every release": how the
+                # project is worked, said in the first person, is the project's.
+                candidate["scope"] = "project"
+                candidate["type"] = self._type("procedure" if "`" in statement.what else "fact")
             self.known.add(_normal(title))
             cid = f"c{len(self.candidates) + 1}"
             ids.append(cid)
@@ -688,6 +714,11 @@ class _Answer:
             title = (
                 _title(change.wording) if statement.kind is None and change.wording else None
             ) or title
+        elif statement.kind is not None and opens_rule(statement.quote):
+            # "From now on one approval is enough" beside "Code review needs two
+            # approvals": a rule from now on, of a subject a memory holds, replaces it.
+            found = find_target(statement.quote, self.related_text, taken=self.taken)
+            target = self.related[found] if found is not None else self._recent(unit, statement)
         if target is None:
             kind = statement.kind
             scope = choose_scope(statement.what, self.scopes, kind)
@@ -705,6 +736,11 @@ class _Answer:
                 "title": title,
                 "body": body,
             }
+        if statement.kind is None and change is not None and _says_only_gone(change, statement):
+            # "flyway's gone." says what no longer holds and nothing worth keeping of its
+            # own: the memory leaves, and no memory of the old value takes its place.
+            self.taken.add(target.id)
+            return {"action": "RETRACT", "target": target.id}
         return self._replacing(target, statement.change or "SUPERSEDE", statement, title, body)
 
     def _replacing(
@@ -792,6 +828,40 @@ def _only_removes(statement: _Statement) -> bool:
     """Whether ``statement`` is a change that names only what no longer holds."""
     change = read_change(statement.quote) if statement.change is not None else None
     return change is not None and bool(change.old) and not change.new
+
+
+# A habit said in the first person that is the project's way of working: it names the
+# project itself, or a release or an environment beside a command in backticks.
+_THE_PROJECT = re.compile(
+    r"\b(?:f(?:ü|ue)r das projekt|im projekt|para el proyecto|en (?:este|el) proyecto"
+    r"|(?:for|in) (?:this|the) (?:project|repo|codebase))\b|这个项目|项目里|项目中",
+    re.IGNORECASE,
+)
+_RELEASE_WORK = re.compile(
+    r"\b(?:prod|production|staging|releases?|deploy(?:s|ing|ments?)?|despliegue|produktion)\b"
+    r"|发版|上线|部署|生产",
+    re.IGNORECASE,
+)
+
+
+def _projects_way(statement: _Statement) -> bool:
+    """Whether ``statement``, a preference by its form, is how the project is worked."""
+    if statement.kind != "preference" or statement.scope != "user":
+        return False
+    what = statement.what
+    return bool(_THE_PROJECT.search(what) or (_RELEASE_WORK.search(what) and "`" in what))
+
+
+def _says_only_gone(change: Change, statement: _Statement) -> bool:
+    """Whether ``change`` names only old values, with no new state in words, and its
+    ``statement`` says nothing else ("flyway's gone.", not "bullseye is gone,
+    everything's on bookworm now")."""
+    if not change.old or change.new or change.wording is not None:
+        return False
+    rest = statement.quote
+    for value in change.old:
+        rest = rest.replace(value, " ")
+    return not topic_of(rest)
 
 
 def _old_values(statement: _Statement) -> set[str]:
