@@ -19,7 +19,7 @@ import pytest
 import yaml
 from test_prose_credentials import Captured
 
-from memgit.secrets.redact import redact
+from memgit.secrets.redact import find_credentials, find_secrets, redact
 
 from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli
 
@@ -87,6 +87,22 @@ def test_redaction_removes_the_value_and_keeps_the_facts(leak: Leak) -> None:
 def test_a_mention_stays_verbatim(index: int) -> None:
     text = STAYS[index][1]
     assert redact(text) == (text, {})
+
+
+@pytest.mark.parametrize("leak", LEAKS, ids=leak_id)
+def test_a_memory_stating_a_value_is_refused(leak: Leak) -> None:
+    """The Gate contract's credential fence reads the same structure, and the secret hook
+    every kind (a URL's password is no credential in prose): a memory stating one of these
+    values is refused even where capture was bypassed."""
+    found = find_credentials(leak.text) + find_secrets(leak.text)
+    for value in leak.values:
+        at = leak.text.index(value)
+        assert any(m.start <= at < m.end for m in found), (value, found)
+
+
+@pytest.mark.parametrize("index", range(len(STAYS)), ids=stay_id)
+def test_the_fence_lets_a_mention_be_a_memory(index: int) -> None:
+    assert find_credentials(STAYS[index][1]) == []
 
 
 # --- through memgit capture and process: nothing Git keeps holds a value -----------------
