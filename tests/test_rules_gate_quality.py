@@ -706,3 +706,19 @@ def test_a_change_made_today_in_any_language_replaces_the_memory(
     capture(repo_path, user_turn(1, second))
     (run,) = open_repo(repo_path).process().runs
     assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
+
+
+def test_a_change_that_quotes_nothing_of_the_memory_just_said_corrects_it(
+    repo_path: Path,
+) -> None:
+    """ "it's been moved now, it's the 15th" shares no word with "The release party is
+    on the 14th": a SUPERSEDE quoting it would fail the contract (and the whole run);
+    it corrects the memory the turn before made."""
+    capture(repo_path, user_turn(0, "The release party is on the 14th."))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, "it's been moved now, it's the 15th"))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("UPDATE", old)]
+    (memory,) = memories(repo_path).values()
+    assert "15th" in memory.body

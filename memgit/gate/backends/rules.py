@@ -750,7 +750,13 @@ class _Answer:
         self, target: Memory, action: str, statement: _Statement, title: str, body: str
     ) -> dict[str, Any]:
         """The candidate that replaces ``target``: a correction keeps the scope of what it
-        corrects, and its type unless it says one."""
+        corrects, and its type unless it says one. A change that quotes nothing of its
+        target ("it's been moved, it's the 15th" right after the memory of the 14th)
+        corrects that memory: the contract holds a SUPERSEDE to quoting its subject."""
+        if action == "SUPERSEDE" and not related_text(
+            statement.quote, f"{target.title} {target.body}"
+        ):
+            action = "UPDATE"
         self.taken.add(target.id)
         return {
             "action": action,
