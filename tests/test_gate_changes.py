@@ -351,6 +351,8 @@ def test_the_slot_tells_environments_parts_hosts_and_numbers_apart() -> None:
     assert not same("Server 14 runs Debian", "Server 7 runs Debian")
     assert not same("my laptop runs Fedora", "our laptop runs Fedora")
     assert same("my laptop runs Ubuntu", "the laptop runs Fedora")
+    assert not same("We dropped a replica of the US cluster", "The EU cluster runs in eu-central-1")
+    assert same("We moved the cluster to us-east-1", "The EU cluster runs in eu-central-1")
 
 
 def test_equal_fits_have_no_target() -> None:

@@ -722,3 +722,16 @@ def test_a_change_that_quotes_nothing_of_the_memory_just_said_corrects_it(
     assert [(d.action, d.target) for d in run.decisions] == [("UPDATE", old)]
     (memory,) = memories(repo_path).values()
     assert "15th" in memory.body
+
+
+def test_a_change_about_another_regions_cluster_leaves_the_memory_just_said(
+    repo_path: Path,
+) -> None:
+    """ "the US cluster" and "the EU cluster" are two subjects, though a change right
+    after a memory, naming no old value it holds, may correct that memory."""
+    capture(repo_path, user_turn(0, "The EU cluster runs in eu-central-1."))
+    open_repo(repo_path).process()
+    (eu,) = memories(repo_path)
+    capture(repo_path, user_turn(1, "We dropped the us-east-1 replica of the US cluster."))
+    open_repo(repo_path).process()
+    assert eu in memories(repo_path)
