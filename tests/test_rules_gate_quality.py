@@ -735,3 +735,18 @@ def test_a_change_about_another_regions_cluster_leaves_the_memory_just_said(
     capture(repo_path, user_turn(1, "We dropped the us-east-1 replica of the US cluster."))
     open_repo(repo_path).process()
     assert eu in memories(repo_path)
+
+
+def test_a_change_with_an_opinion_as_its_reason_replaces_the_memory(repo_path: Path) -> None:
+    """ "..., the two-week train was way too slow" is why the change was made: the
+    opinion after the change does not make the sentence one of opinion."""
+    capture(repo_path, user_turn(0, "Releases are cut every second Thursday."))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    said = "oh and releases are weekly now, every Tuesday, the two-week train was way too slow"
+    capture(repo_path, user_turn(1, said))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
+    capture(repo_path, user_turn(2, "The staging deploy is way too slow."))
+    (run,) = open_repo(repo_path).process().runs
+    assert [d.action for d in run.decisions] == []

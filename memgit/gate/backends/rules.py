@@ -161,6 +161,22 @@ def _changes_value(text: str) -> bool:
     return change is not None and bool(change.old or change.new)
 
 
+# Where a sentence's first clause ends: "releases are weekly now, every Tuesday, the
+# two-week train was way too slow" says its change first and its reason after.
+_FIRST_CLAUSE = re.compile(r"[,;:]\s|，|；|：")
+
+
+def _reason_after_change(text: str) -> bool:
+    """Whether ``text``'s first clause says a change and an opinion comes only after it
+    (the reason), not in it ("the build is way too slow now" is an opinion)."""
+    cut = _FIRST_CLAUSE.search(text)
+    if cut is None or change_kind(text[: cut.start()]) is None:
+        return False
+    return not any(
+        form.name == "opinion" and form.search(text[: cut.start()]) for form in load_forms().never
+    )
+
+
 def refused(text: str, *, asking: bool = False) -> str | None:
     """The name of the never-form ``text`` holds (a question, a joke, ...), if any;
     ``asking``: ``text`` is an explicit request, which may be put as a question."""
@@ -171,7 +187,7 @@ def refused(text: str, *, asking: bool = False) -> str | None:
             continue
         if form.name in _DATED and _done(text):
             continue
-        if form.name == "opinion" and _changes_value(text):
+        if form.name == "opinion" and (_changes_value(text) or _reason_after_change(text)):
             continue
         return form.name
     return None
