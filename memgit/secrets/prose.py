@@ -33,6 +33,8 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from memgit.lazyre import lazy
+
 __all__ = [
     "CREDENTIAL_WORD",
     "FUNCTION_WORDS",
@@ -133,7 +135,7 @@ _VALUE = (
 # One scan for the three kinds. It has no named group before the credential word, so that
 # :mod:`re` keeps its fast search for the words' first characters; the kind is read from
 # the word afterwards.
-_SCAN = re.compile(
+_SCAN = lazy(
     f"(?:{'|'.join((*_PASSWORD_WORDS, *_PIN_WORDS, *_WIFI_WORDS))}){_COMPLEMENT}{_COPULA}{_VALUE}"
 )
 # A login given as ``user / password`` or ``user:password``: the part after the separator.
@@ -142,26 +144,26 @@ _LOGIN_WORDS = (
     "登录",
     "账号",
 )
-_PAIR = re.compile(
+_PAIR = lazy(
     f"(?:{'|'.join(_LOGIN_WORDS)}){_COMPLEMENT}{_COPULA}"
     rf"[^\s/:,;]{{1,64}}[ \t]*+[/:][ \t]*+(?P<token>{_TOKEN})"
 )
 # The same with no verb ("login tidepool / …"): the part after the separator must then
 # have a password's shape.
-_LOGIN_PAIR = re.compile(
+_LOGIN_PAIR = lazy(
     f"(?:{'|'.join(_LOGIN_WORDS)})[ \t]++"
     rf"[^\s/:,;]{{1,64}}[ \t]*+/[ \t]*+(?P<token>{_TOKEN})"
 )
 # A password set in the same sentence that names it: "set the staging admin password to
 # …", "change my wifi password to …"; the value must have a password's shape.
-_SET_TO = re.compile(
+_SET_TO = lazy(
     r"(?:set|change|changed|reset|update|updated)[ \t]++(?:(?:the|my|our|your|its)[ \t]++)?"
     r"(?:[^\s:,;.!?]{1,30}[ \t]++){0,3}?"
     f"(?:{'|'.join(_PASSWORD_WORDS)})[ \t]++to[ \t]++(?P<token>{_TOKEN})"
 )
 _PIN_STARTS = ("pin", "código", "codigo", "geheimzahl")
 _WIFI_STARTS = ("wifi", "wi-fi", "wlan", "wireless", "network", "netzwerk", "wpa")
-_WIFI_CLAVE = re.compile(_WIFI_WORDS[-1])
+_WIFI_CLAVE = lazy(_WIFI_WORDS[-1])
 
 # Words of ordinary prose in the four languages: articles, prepositions, pronouns, adverbs,
 # and what one does with a password (see, ask, stored). A passphrase of several words
@@ -226,16 +228,16 @@ _CONTINUATIONS = frozenset(
     "and but or so then y e o pero und aber oder ok okay thanks thx please btw lol".split()
 )
 _TRAILING = ".,:;!?…"
-_DESCRIPTION = re.compile(
+_DESCRIPTION = lazy(
     r"[0-9]+[+-]?(?:digits?|chars?|characters?|letters?|stellig\w*|zeichen|d[íi]gitos|caracteres|位)"
 )
-_PLACEHOLDER = re.compile(r"[$<{%]|[*x.…•#_-]+$")
-_PIN = re.compile(r"[0-9]{4,12}")
-_PATH = re.compile(r"[~.]{0,2}/")  # ``pwd is /home/dana`` names a folder
+_PLACEHOLDER = lazy(r"[$<{%]|[*x.…•#_-]+$")
+_PIN = lazy(r"[0-9]{4,12}")
+_PATH = lazy(r"[~.]{0,2}/")  # ``pwd is /home/dana`` names a folder
 # A hyphen, apostrophe or dot between letters joins words (``case-sensitive``,
 # ``z.string``): no symbol that makes a value of a word.
-_INNER_JOIN = re.compile(r"(?<=[^\W\d_])[-'\u2019.](?=[^\W\d_])")
-_NEXT_WORD = re.compile(r"[^\s.,;:!?]{1,16}")
+_INNER_JOIN = lazy(r"(?<=[^\W\d_])[-'\u2019.](?=[^\W\d_])")
+_NEXT_WORD = lazy(r"[^\s.,;:!?]{1,16}")
 
 
 def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, str]]:
@@ -262,7 +264,7 @@ def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, s
 
 # A second value for a second thing, its credential word left out: "la contraseña del
 # portátil es … y la del móvil …", "… and the one for the bank: …".
-_AND_ONE = re.compile(
+_AND_ONE = lazy(
     r"[ \t]*+,?[ \t]*+(?:y|and|und|e)[ \t]++(?:(?:la|el|lo|the|die|der|das|den)[ \t]++)?"
     r"(?:one[ \t]++)?(?:del?|for|für|fuer|of|vom|von)[ \t]++(?:[^\s\d:,;.!?]{1,20}[ \t]++){1,3}?"
     rf"(?:(?:es|is|ist|lautet)[ \t]++|:[ \t]*+)?(?P<token>{_TOKEN})"
@@ -321,7 +323,7 @@ def _token_span(view: str, match: re.Match[str]) -> tuple[int, int] | None:
 
 # One more word of a passphrase: letters (a hyphen or apostrophe may join them), up to a blank
 # or punctuation.
-_PHRASE_WORD = re.compile(r"""[ \t]++([^\W\d_][^\s.,;:!?()<>\[\]{}"'`]{0,30})""")
+_PHRASE_WORD = lazy(r"""[ \t]++([^\W\d_][^\s.,;:!?()<>\[\]{}"'`]{0,30})""")
 _PHRASE_WORDS = 5
 
 
@@ -473,15 +475,15 @@ _ANSWER = (
     r"|ist|就是|是)(?![a-z0-9_])[ \t]*+"
 )
 _BARE_GAP = r"(?:[ \t]*+[-\u2013\u2014(\uff08][ \t]*+|[ \t]++)"
-_LOOSE = re.compile(
+_LOOSE = lazy(
     "(?:"
     + "|".join((*_LOOSE_PASSWORD_WORDS, *_PIN_WORDS, *_WIFI_WORDS, *_CODE_WORDS, *_KEY_WORDS))
     + ")"
     f"(?:{_COMPLEMENT}(?:{_COPULA}|{_ANSWER})|{_BARE_GAP})(?P<token>{_TOKEN})"
 )
-_LOOSE_PIN = re.compile("|".join(_PIN_WORDS))
-_LOOSE_CODE = re.compile("|".join((_word("combination"), *_CODE_WORDS)))
-_LOOSE_KEY = re.compile("|".join(_KEY_WORDS))
+_LOOSE_PIN = lazy("|".join(_PIN_WORDS))
+_LOOSE_CODE = lazy("|".join((_word("combination"), *_CODE_WORDS)))
+_LOOSE_KEY = lazy("|".join(_KEY_WORDS))
 # Numbers that name something else: "error code 4040", "código postal 28001".
 _NOT_SECRET_CODES = frozenset(
     """
@@ -491,7 +493,7 @@ _NOT_SECRET_CODES = frozenset(
     duplicated
     """.split()
 )
-_WORDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+_WORDS = lazy(r"[^\W_]+(?:-[^\W_]+)*")
 _ACCESS_WORDS = frozenset(
     """
     door gate entry access alarm garage keypad lockbox lock safe backup recovery verification
@@ -509,7 +511,7 @@ _LOGIN_PURPOSE = (
     r"|zum[ \t]++(?:einloggen|anmelden|entsperren)|als[ \t]++(?:passwort|kennwort|pin)"
     r"|einloggen|anmelden|entsperren)(?![a-z0-9_])"
 )
-_VALUE_FIRST = re.compile(
+_VALUE_FIRST = lazy(
     "(?:"
     + "|".join(
         _word(verb)
@@ -539,11 +541,11 @@ _VALUE_FIRST = re.compile(
 # A bare "key" after a wifi or a door named on the same line: "guest wifi is Atelier-Guest,
 # key …", "WLAN im Büro heißt …, der Schlüssel ist …". Elsewhere a key is a database's or a
 # keyboard's.
-_BARE_KEY = re.compile(
+_BARE_KEY = lazy(
     f"(?:{_word('key')}|schl(?:ü|ue)ssel(?<![{_LETTER}]schlüssel)(?<![{_LETTER}]schluessel))"
     f"(?:{_COPULA}|{_BARE_GAP})(?P<token>{_TOKEN})"
 )
-_KEY_PLACE = re.compile(
+_KEY_PLACE = lazy(
     r"wi-?fi|wlan|ssid|network|netzwerk|router|hotspot|door|tür|tuer|lock|schloss|safe|tresor"
 )
 _KEY_CONTEXT = 80
@@ -561,7 +563,7 @@ def _has_purpose(folded: str) -> bool:
 
 
 # A user and a password with no cue: ``admin / …``, ``root/…``.
-_ADMIN_PAIR = re.compile(
+_ADMIN_PAIR = lazy(
     "(?:"
     + "|".join(
         f"{name}(?<![{_LETTER}/.]{name})"
@@ -570,7 +572,7 @@ _ADMIN_PAIR = re.compile(
     + rf")[ \t]*+/[ \t]*+(?P<token>{_TOKEN})"
 )
 # A heading over a list of credentials: "passwords: gmail …, github …", "logins: …".
-_HEADING = re.compile(
+_HEADING = lazy(
     "(?:"
     + "|".join(
         (
@@ -589,19 +591,19 @@ _HEADING = re.compile(
     + f"{_QUOTES}]{{0,40}}+"
     + r"[:：](?P<rest>[^\n]{1,200}+)"
 )
-_LIST_TOKEN = re.compile(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
+_LIST_TOKEN = lazy(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
 # A Chinese passphrase after a colon: "口令：天王盖地虎". Not one where the words say where it
 # is or ask for it ("密码：见保险箱", "密码：多少？").
-_CJK_PHRASE = re.compile(
+_CJK_PHRASE = lazy(
     r"(?:密码|密碼|口令|暗号)[ \t]*+[:：][ \t]*+"
     r"(?P<phrase>[\u3400-\u9fff]{2,16}+)(?![\u3400-\u9fff])"
     r"(?=[ \t]*+(?:$|[\n。，！；、,.!;]))"
 )
 _CJK_NOT_PHRASE = frozenset("见在请问查看参无空略同忘未已不没要需必至多什怎哪由存放保")
-_DIGITS = re.compile(r"(?:[0-9]{4,12}|[0-9]{2,6}(?:-[0-9]{2,6}){1,3})[#*]?")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", re.IGNORECASE)
-_VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)+[a-z0-9.+-]*", re.IGNORECASE)
-_MEASURE = re.compile(
+_DIGITS = lazy(r"(?:[0-9]{4,12}|[0-9]{2,6}(?:-[0-9]{2,6}){1,3})[#*]?")
+_EMAIL = lazy(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", re.IGNORECASE)
+_VERSION = lazy(r"v?[0-9]+(?:\.[0-9]+)+[a-z0-9.+-]*", re.IGNORECASE)
+_MEASURE = lazy(
     r"[0-9]+(?:ms|s|px|kb|mb|gb|tb|min|h|am|pm|st|nd|rd|th|k|m|x|gbps|mbps|hz|mhz|ghz)",
     re.IGNORECASE,
 )
@@ -609,8 +611,8 @@ _NOT_STARTS = ("-", "_", "$", "<", "{", "%", "/", "~/", "./", "[", "#", "@", "ht
 # Symbols that mark a password where no digit does (``Tr0mb0ne!`` has both, ``Otter$Creek``
 # one); a hyphen, dot, slash or underscore also joins words and names (``and/or``, ``O_APPEND``).
 _MARKS = frozenset("!#$%&*+?@^~|")
-_MARKED = re.compile("[0-9!#$%&*+?@^~|]")
-_RADIX = re.compile(r"0[xob][0-9a-f]", re.IGNORECASE)  # 0x1F, 0o666: numbers in code
+_MARKED = lazy("[0-9!#$%&*+?@^~|]")
+_RADIX = lazy(r"0[xob][0-9a-f]", re.IGNORECASE)  # 0x1F, 0o666: numbers in code
 
 
 def _shaped_password(token: str) -> bool:
@@ -763,15 +765,15 @@ def _names_a_number(folded: str, match: re.Match[str]) -> bool:
 
 
 # The Gate's fence: a random-looking token beside a credential word, or a generated one.
-CREDENTIAL_WORD = re.compile(
+CREDENTIAL_WORD = lazy(
     r"(?<![a-z0-9_])(?:pass(?:word|wd|code|phrase|wort)|pwd|pin|kennwort|contrase(?:ña|na)|"
     r"clave|schl(?:ü|ue)ssel|key|token|secret|credentials?|login|api[ _-]?key)(?![a-z0-9_])"
     r"|密码|密碼|口令|密钥|秘钥|令牌",
 )
-_RANDOM_TOKEN = re.compile(r"""[^\s"'`,;()<>\[\]{}\\]{12,200}""")
+_RANDOM_TOKEN = lazy(r"""[^\s"'`,;()<>\[\]{}\\]{12,200}""")
 _NEAR = 60  # characters on either side of a credential word that count as beside it
 # Git object ids and UUIDs name things; they are not secrets.
-_PUBLIC_ID = re.compile(
+_PUBLIC_ID = lazy(
     r"[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     re.IGNORECASE,
 )
@@ -817,10 +819,10 @@ def looks_generated(token: str) -> bool:
 
 # Runs of three or more letters of one case: most of a name (``EVENTLOG_ERROR_TYPE``,
 # ``CamelCase``), little of a key.
-_WORD_RUN = re.compile("[a-z]{3,}|[A-Z]{3,}")
+_WORD_RUN = lazy("[a-z]{3,}|[A-Z]{3,}")
 # A key's characters (base64, URL-safe or not): a name in code has dots, and more than two
 # underscores or hyphens.
-_KEY_CHARS = re.compile(r"[A-Za-z0-9]+(?:[-_+=][A-Za-z0-9]+){0,2}={0,2}")
+_KEY_CHARS = lazy(r"[A-Za-z0-9]+(?:[-_+=][A-Za-z0-9]+){0,2}={0,2}")
 
 
 def _entropy(text: str) -> float:
