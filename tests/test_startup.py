@@ -16,7 +16,8 @@ from pathlib import Path
 from memgit.schemas import iter_schema_problems
 from memgit.settings import DEFAULT_CONFIG
 from memgit.yamlio import parse_yaml
-from tests.support import git
+
+from support import git
 
 # Runs a command with memgit's real entry point, then reports, on stderr's last line,
 # the modules loaded and how many secret-detector regexes were compiled.
