@@ -19,9 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_process import capture, configure, memories, open_repo, ref, run_records, user_turn
 
+from memgit.gate.scoping import choose_scope
 from memgit.memory import Memory
 
-from support import git_environment
+from support import everything_git_keeps, git_environment
 
 
 def _by_quote(path: Path) -> dict[str, Memory]:
@@ -569,3 +570,77 @@ def test_an_announced_change_is_what_the_next_sentence_says(repo_path: Path) -> 
     assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
     (new,) = memories(repo_path).values()
     assert "short version" in new.body and new.sources[0].quote == said
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            "Code review needs two approvals before merge.",
+            "From now on one approval is enough to merge, we're too small a team for two.",
+        ),
+        (
+            "I like dark themes everywhere.",
+            "From now on I like light themes, the glare kills dark mode.",
+        ),
+        ("回答请用英文。", "从现在开始回答请用中文。"),
+    ],
+)
+def test_a_rule_from_now_on_replaces_the_memory_of_its_subject(
+    repo_path: Path, first: str, second: str
+) -> None:
+    """ "From now on" opens a rule; when a memory holds a rule of the same subject, the
+    new one replaces it rather than sitting beside it, stale."""
+    capture(repo_path, user_turn(0, first))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, second))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
+    assert old not in memories(repo_path)
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        (
+            "the staging db is db.stg.internal, user admin, password hunter2-Kestrel",
+            "The staging db is db.stg.internal, user admin",
+        ),
+        (
+            "Der Mailserver ist mail.kassenwerk.de, SMTP über Port 587, Absender "
+            "noreply@kassenwerk.de mit Kennwort Birke-Fluss-31",
+            "Der Mailserver ist mail.kassenwerk.de, SMTP über Port 587",
+        ),
+        ("guest wifi is Atelier-Guest, key sunflower2026", None),
+    ],
+)
+def test_the_fact_before_a_credential_in_a_list_of_commas_is_kept_without_it(
+    repo_path: Path, message: str, kept: str | None
+) -> None:
+    """The parts of a sentence before its credential's part hold a fact of their own; a
+    wifi's name beside its key is half of the credential and keeps nothing."""
+    capture(repo_path, user_turn(0, message))
+    open_repo(repo_path).process()
+    titles = [m.title for m in memories(repo_path).values()]
+    assert titles == ([kept] if kept else [])
+    for place, content in everything_git_keeps(repo_path).items():
+        for secret in (b"hunter2-Kestrel", b"Birke-Fluss-31", b"sunflower2026"):
+            assert secret not in content, place
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "文档站搬到了 docs.kuaidian.cn",
+        "The status page moved to status.acme.de",
+        "提交信息用英文",
+        "Die Tests laufen jede Nacht",
+        "Las pruebas corren cada noche",
+    ],
+)
+def test_a_project_word_or_a_host_of_any_country_is_the_projects(text: str) -> None:
+    """A host under a country's domain (".cn", ".de") and the words of a project's work
+    in each language (提交信息, Tests, pruebas) say whose a statement of no one is."""
+    assert choose_scope(text, ("user", "project")) == "project"
+    assert choose_scope("I like it short", ("user", "project")) == "user"

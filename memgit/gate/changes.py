@@ -17,8 +17,9 @@ each is about), once the words that say *how* something is held ("prefer", "alwa
 "switched", 喜欢) and the parts every address has (``com``, ``www``) are set aside.
 Two memories that fit equally well are no target: retiring the wrong memory loses a
 true one. "from now on" / 以后 alone is no change: it opens a new rule ("From now on,
-tag release 8 ...") as often as it replaces one. A sentence that is a hypothetical, a
-plan or someone else's words ("if we switched to Postgres ...") changes nothing.
+tag release 8 ...") as often as it replaces one (the rules Gate lets a rule from now on
+replace a memory of its subject, found as a change's target is). A sentence that is a
+hypothetical, a plan or someone else's words ("if we switched to Postgres ...") changes nothing.
 
 A change form that names its new value ("we switched to pnpm", "cambiamos a bun") is a
 memory of its own when no earlier memory holds the old one (one that names only the old
@@ -51,7 +52,14 @@ from memgit.gate.subjects import (
 )
 from memgit.yamlio import parse_yaml
 
-__all__ = ["Change", "change_kind", "find_target", "read_change", "strip_lead_in"]
+__all__ = [
+    "Change",
+    "change_kind",
+    "find_target",
+    "opens_rule",
+    "read_change",
+    "strip_lead_in",
+]
 
 SOURCE = "memgit/gate/changes.yaml"
 _LISTS = (
@@ -347,6 +355,11 @@ def read_change(text: str) -> Change | None:
         wording=words,
         alone=alone,
     )
+
+
+def opens_rule(text: str) -> bool:
+    """Whether ``text`` says a rule holds from now on ("from now on", 以后, "ab jetzt")."""
+    return _rules().opens_rule.search(text[:READ_LIMIT]) is not None
 
 
 def change_kind(text: str) -> str | None:

@@ -41,7 +41,7 @@ SOURCE = "memgit/gate/scopes.yaml"
 # A domain or a file name, found by its ending alone, so that no run of letters, dots
 # or hyphens is scanned again from each of its characters; and a path.
 _SHAPES = re.compile(
-    r"(?<=[A-Za-z0-9_-])\.(?:com|org|net|io|dev|app|internal|local)\b"
+    r"(?<=[A-Za-z0-9_-])\.(?:com|org|net|io|dev|app|internal|local|cloud|tech|(?-i:[a-z]{2}))\b"
     r"|(?<=\w)\.(?:py|js|ts|toml|ya?ml|json|md|sh|cfg|ini)\b"
     r"|(?:^|\s)\.{0,2}/?[\w.-]+/[\w./-]+",
     re.IGNORECASE,

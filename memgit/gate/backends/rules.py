@@ -33,6 +33,7 @@ from memgit.gate.changes import (
     change_kind,
     find_target,
     near_subject,
+    opens_rule,
     read_change,
     strip_lead_in,
 )
@@ -255,13 +256,32 @@ def find_statements(text: str) -> list[_Statement]:
 
 # Where a statement and the credential beside it part: "..., and its token is ...".
 _BESIDE = re.compile(r"[,;]?\s+(?:and|but|plus|while)\s+|;\s+|，|；")
+_COMMA = re.compile(r",\s+")
+_NETWORK = re.compile(r"\b(?:wi-?fi|wlan|ssid)\b", re.IGNORECASE)
 
 
 def _beside_credential(quote: str, start: int) -> list[_Statement]:
     """The statements of ``quote`` (at ``start`` in its unit) in the parts of it that
-    hold no credential, no redaction marker and no other never-form."""
+    hold no credential, no redaction marker and no other never-form. When "and" or a
+    semicolon parts none, the part before the first comma may: "the staging db is
+    db.stg.internal, user admin, password [REDACTED:...]"."""
+    kept = _apart(_split(_BESIDE, quote), quote, start)
+    if kept or _NETWORK.search(quote):
+        return kept  # a wifi's name beside its key is half of the credential
+    parts = _split(_COMMA, quote)
+    held = [n for n, part in enumerate(parts) if _REDACTED in part or find_credentials(part)]
+    if not held or held[0] == 0:
+        return []
+    # Every part before the credential's: "Der Mailserver ist mail.kassenwerk.de, SMTP
+    # über Port 587, Absender ... mit Kennwort [REDACTED:...]".
+    last = parts[held[0] - 1]
+    return _apart([quote[: quote.index(last) + len(last)]], quote, start)
+
+
+def _apart(parts: list[str], quote: str, start: int) -> list[_Statement]:
+    """The statements among ``parts`` of ``quote`` that stand apart from its credential."""
     kept = []
-    for part in _split(_BESIDE, quote):
+    for part in parts:
         piece = part.strip().rstrip(_TRAILING_STOPS.replace(" ", ""))
         if not piece or _REDACTED in piece or find_credentials(piece) or refused(piece):
             continue
@@ -688,6 +708,11 @@ class _Answer:
             title = (
                 _title(change.wording) if statement.kind is None and change.wording else None
             ) or title
+        elif statement.kind is not None and opens_rule(statement.quote):
+            # "From now on one approval is enough" beside "Code review needs two
+            # approvals": a rule from now on, of a subject a memory holds, replaces it.
+            found = find_target(statement.quote, self.related_text, taken=self.taken)
+            target = self.related[found] if found is not None else self._recent(unit, statement)
         if target is None:
             kind = statement.kind
             scope = choose_scope(statement.what, self.scopes, kind)
