@@ -574,3 +574,12 @@ def test_a_correction_that_names_what_it_corrects_targets_that_memory() -> None:
         find_target("olvida lo que te dije de farah: ahora está en móvil", known, taken=frozenset())
         == "a"
     )
+
+
+def test_a_hedge_in_another_clause_is_a_reason_not_a_hedge() -> None:
+    """Someone else's words beside the change (a reason) leave it a change; in the
+    clause that says it, they make it none."""
+    said = "We bumped the minimum to iOS 16, the analytics said under 2% were still on 15."
+    assert change_kind(said) == "SUPERSEDE"
+    assert change_kind("The analytics team said we bumped the minimum to iOS 16.") is None
+    assert change_kind("If we switched to Postgres, the migration would take a week.") is None

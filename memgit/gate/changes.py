@@ -311,7 +311,7 @@ def read_change(text: str) -> Change | None:
     first ``READ_LIMIT`` characters)."""
     text = text[:READ_LIMIT]
     rules = _rules()
-    if rules.not_a_change.search(text):
+    if _hedged(text):
         return None
     scan = rules.opens_rule.sub(" ", text)
     old: list[str] = []
@@ -360,6 +360,25 @@ def read_change(text: str) -> Change | None:
 def opens_rule(text: str) -> bool:
     """Whether ``text`` says a rule holds from now on ("from now on", 以后, "ab jetzt")."""
     return _rules().opens_rule.search(text[:READ_LIMIT]) is not None
+
+
+# Where a sentence's clauses part: "We bumped the minimum to iOS 16, the analytics said
+# under 2% were still on 15" is a change said, then a reason someone else gave.
+_CLAUSE = re.compile(r"[,;:]\s+|\.\s+|[，；。：]")
+
+
+def _hedged(text: str) -> bool:
+    """Whether a clause of ``text`` that says a change also hedges it, or puts it in
+    someone else's mouth ("if we switched ...", "Dana said we moved ...")."""
+    rules = _rules()
+    for clause in _CLAUSE.split(text):
+        if not rules.not_a_change.search(clause):
+            continue
+        if rules.change.search(clause) or rules.correction.search(clause):
+            return True
+        if any(form.pattern.search(clause) for form in rules.forms):
+            return True
+    return False
 
 
 def change_kind(text: str) -> str | None:
