@@ -8,6 +8,7 @@ validator) and the secret detectors' compiled regexes (recall scans no text).
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -83,3 +84,21 @@ def test_capture_compiles_the_secret_rules_it_scans_with(repo_path: Path) -> Non
     assert report["compiled"] > 0
     assert git(repo_path, "grep", "-c", "hunter22", "HEAD", check=False) == ""
     assert "[REDACTED:password-prose]" in git(repo_path, "grep", "-h", "REDACTED", "HEAD")
+
+
+def test_the_detectors_compile_through_lazy() -> None:
+    """A pattern added with ``re.compile`` would be compiled at import again, by every
+    process that imports the detectors (decision 0015): they use ``lazy()``."""
+    secrets = Path(__file__).parents[1] / "memgit" / "secrets"
+    for name in ("prose.py", "rules.py", "redact.py"):
+        tree = ast.parse((secrets / name).read_text("utf-8"))
+        eager = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "compile"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+        ]
+        assert eager == [], f"memgit/secrets/{name}: re.compile on lines {eager}"
