@@ -583,3 +583,27 @@ def test_a_hedge_in_another_clause_is_a_reason_not_a_hedge() -> None:
     assert change_kind(said) == "SUPERSEDE"
     assert change_kind("The analytics team said we bumped the minimum to iOS 16.") is None
     assert change_kind("If we switched to Postgres, the migration would take a week.") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cloudfront ➜ bunny.net, finally.",
+        "(we let the figma seats lapse) penpot for all design files since june",
+        "standup's been async in #standup ever since we went remote-first",
+        "the sops file is dead, every service reads its secrets from Vault",
+        "flyway's gone.",
+        "nuked oh-my-zsh, startup took 2 seconds.",
+        "drop the jira-ticket rule for PRs, half the team ignores it",
+        "thinking about it more: ULIDs for the primary keys",
+        "算了还是用简体吧，繁体我看着累",
+        "想了想还是直接给 Parquet，CSV 文件太大了",
+        "ya casi no toco Java, ponme los ejemplos en Go",
+        "pensándolo mejor: GraphQL para la pública",
+        "Quatsch, 5 Sekunden, hab grad im Code nachgeschaut",
+    ],
+)
+def test_a_change_of_mind_said_without_a_verb_of_change(text: str) -> None:
+    """An arrow, "X's gone", "let X lapse", "ever since", 算了, "pensándolo mejor",
+    "Quatsch": people say a value changed without "switched" or "changed"."""
+    assert change_kind(text) is not None, text

@@ -147,6 +147,16 @@ NEVER = [
     "Deploy is running, should be done in 5.",
     "Our CTO's take in the all-hands was basically 'we'll be on Kubernetes by summer'.",
     "Decision from this morning's call: so please stop suggesting the 15-only fixes 😅",
+    "The Gradle daemon is hogging 8GB of memory again.",
+    "cargo build has been running for 20 minutes on the conference wifi, send help",
+    "This reindex is going to take about a million years.",
+    "Our feature branches have the life expectancy of a fruit fly.",
+    "I love it when the linter changes its mind between two runs.",
+    "Ich liebe es, wenn Gradle um Mitternacht alles neu herunterlädt.",
+    "Der Export läuft noch, dauert wohl eine Stunde.",
+    "El build está corriendo, en diez minutos debería estar.",
+    "Este repo tiene más ramas que commits, literal.",
+    "Rust 的编译报错真是天书。",
 ]
 
 

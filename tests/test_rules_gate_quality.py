@@ -644,3 +644,17 @@ def test_a_project_word_or_a_host_of_any_country_is_the_projects(text: str) -> N
     in each language (提交信息, Tests, pruebas) say whose a statement of no one is."""
     assert choose_scope(text, ("user", "project")) == "project"
     assert choose_scope("I like it short", ("user", "project")) == "user"
+
+
+def test_a_bare_removal_retracts_the_memory_and_keeps_no_memory_of_the_old_value(
+    repo_path: Path,
+) -> None:
+    """ "flyway's gone." says only what no longer holds: the memory of Flyway leaves,
+    and no memory naming Flyway takes its place (it would read as current)."""
+    capture(repo_path, user_turn(0, "DB migrations are written with Flyway."))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, "flyway's gone."))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("RETRACT", old)]
+    assert memories(repo_path) == {}

@@ -59,6 +59,7 @@ __all__ = [
     "opens_rule",
     "read_change",
     "strip_lead_in",
+    "topic_of",
 ]
 
 SOURCE = "memgit/gate/changes.yaml"
@@ -396,7 +397,8 @@ _UNIT = re.compile(
 )
 
 
-def _about(text: str) -> frozenset[str]:
+def topic_of(text: str) -> frozenset[str]:
+    """The topic words of ``text``, without the words that say how a thing is held."""
     return topic_terms(_UNIT.sub(" ", _rules().how.sub(" ", text))) - _NOISE
 
 
@@ -412,7 +414,7 @@ def near_subject(text: str, content: str) -> bool:
     subject of its own ("sorry, it's the 15th"); no qualifier that tells them apart,
     and both in the same person."""
     plain = strip_lead_in(text)
-    shared = _words_only(_about(plain)) & _words_only(_about(content))
+    shared = _words_only(topic_of(plain)) & _words_only(topic_of(content))
     if not shared and not _rules().points_back.search(plain):
         return False
     if not _same_person(plain, content):
@@ -455,7 +457,7 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     None when it does not, or not surely enough."""
     if not related_text(text, content):
         return None  # the Gate contract refuses a replacement that quotes nothing of it
-    words, about = _about(text), _about(content)
+    words, about = topic_of(text), topic_of(content)
     shared = len(words & about)
     # Numbers are values, not what a statement is about: "Standup got moved to 10:00"
     # speaks of "The team standup is at 9:30" as much as its words say.
@@ -465,7 +467,7 @@ def _level(text: str, content: str, change: Change | None) -> tuple[int, int, fl
     if change is not None and _bumps(change.new, content):
         return (2, shared, share)  # "migramos a Vue 3" speaks of "... hecho en Vue 2"
     if change is not None and change.old:
-        named = _about(" ".join(change.old))
+        named = topic_of(" ".join(change.old))
         if named:
             # Every word of it ("main.py" is not "main"), or every thing it names ("the
             # MySQL instance is switched off" names MySQL).
@@ -509,13 +511,13 @@ def _pointed_at(text: str, known: Mapping[str, str], taken: Set[str]) -> str | N
         found = pointer.search(text)
         if found is None:
             continue
-        subject = _about(found.group("subject"))
+        subject = topic_of(found.group("subject"))
         if not subject:
             return None
         held = [
             memory_id
             for memory_id, content in known.items()
-            if memory_id not in taken and subject <= _about(content)
+            if memory_id not in taken and subject <= topic_of(content)
         ]
         return held[0] if len(held) == 1 else ""
     return None

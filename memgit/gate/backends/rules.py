@@ -36,6 +36,7 @@ from memgit.gate.changes import (
     opens_rule,
     read_change,
     strip_lead_in,
+    topic_of,
 )
 from memgit.gate.forms import Form, load_forms
 from memgit.gate.prompt import GateRequest
@@ -730,6 +731,11 @@ class _Answer:
                 "title": title,
                 "body": body,
             }
+        if statement.kind is None and change is not None and _says_only_gone(change, statement):
+            # "flyway's gone." says what no longer holds and nothing worth keeping of its
+            # own: the memory leaves, and no memory of the old value takes its place.
+            self.taken.add(target.id)
+            return {"action": "RETRACT", "target": target.id}
         return self._replacing(target, statement.change or "SUPERSEDE", statement, title, body)
 
     def _replacing(
@@ -817,6 +823,18 @@ def _only_removes(statement: _Statement) -> bool:
     """Whether ``statement`` is a change that names only what no longer holds."""
     change = read_change(statement.quote) if statement.change is not None else None
     return change is not None and bool(change.old) and not change.new
+
+
+def _says_only_gone(change: Change, statement: _Statement) -> bool:
+    """Whether ``change`` names only old values, with no new state in words, and its
+    ``statement`` says nothing else ("flyway's gone.", not "bullseye is gone,
+    everything's on bookworm now")."""
+    if not change.old or change.new or change.wording is not None:
+        return False
+    rest = statement.quote
+    for value in change.old:
+        rest = rest.replace(value, " ")
+    return not topic_of(rest)
 
 
 def _old_values(statement: _Statement) -> set[str]:
