@@ -419,10 +419,13 @@ def test_the_contract_lets_a_memory_say_where_a_credential_is_kept(
         (f"PIN码是{digits(72)}", {PIN}),
         ("Deploy token=" + strong(73), {"token-assignment"}),
         # A key after a key word is a credential in prose since the corpus of
-        # tests/prose_credentials.yaml; a random token beside "login" is still the fence's.
+        # tests/prose_credentials.yaml, and one later in the clause of "login" since
+        # tests/prose_credentials_structure.yaml; beside "login" in another sentence, a random
+        # token is still the fence's.
         ("API key for staging: " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {PW}),
         ("登录密钥 " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {PW}),
-        ("the router login, " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {"random-token"}),
+        ("the router login, " + "Zq8Kp2" + "Lm9Xw4Rt7Y", {PW}),
+        ("the router login. " + "Zq8Kp2" + "Lm9Xw4Rt7Y is on the sticker", {"random-token"}),
     ],
 )
 def test_the_fence_finds_named_credentials_and_random_tokens(text: str, kinds: set[str]) -> None:

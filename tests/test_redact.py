@@ -483,6 +483,13 @@ HOSTILE_UNITS = [
     "la clave es ",
     "用 a1b2 " + "登录",
     "口令：",
+    # Values read by the structure of their clause (tests/prose_credentials_structure.yaml).
+    "user a1 pass ",
+    "recovery codes: ",
+    "password. it's ",
+    "password, type ",
+    "alarm with " + "1234 ",
+    "kibana user is a / ",
 ]
 
 

@@ -157,6 +157,9 @@ NEVER = [
     "El build está corriendo, en diez minutos debería estar.",
     "Este repo tiene más ramas que commits, literal.",
     "Rust 的编译报错真是天书。",
+    "The test suite is so slow that I could learn Haskell while it runs.",
+    "Die Pipeline ist so langsam, dass ich nebenher ein Buch schreiben kann.",
+    "不知道 Rust 的宏能不能在这里用",
 ]
 
 

@@ -658,3 +658,67 @@ def test_a_bare_removal_retracts_the_memory_and_keeps_no_memory_of_the_old_value
     (run,) = open_repo(repo_path).process().runs
     assert [(d.action, d.target) for d in run.decisions] == [("RETRACT", old)]
     assert memories(repo_path) == {}
+
+
+@pytest.mark.parametrize(
+    ("message", "scope", "kind"),
+    [
+        (
+            "I run `make seed` against staging right before every demo release.",
+            "project",
+            "procedure",
+        ),
+        ("Ich nutze für das Projekt Python 3.12.", "project", "fact"),
+        ("我一般用 `make deploy` 上线。", "project", "procedure"),
+        ("I always run `pytest -x` first.", "user", "preference"),
+    ],
+)
+def test_a_habit_in_the_first_person_that_is_how_the_project_is_worked(
+    repo_path: Path, message: str, scope: str, kind: str
+) -> None:
+    """How the project is released or set up, said as "I ...", is the project's; a
+    habit of one's own stays the user's."""
+    capture(repo_path, user_turn(0, message))
+    open_repo(repo_path).process()
+    (memory,) = memories(repo_path).values()
+    assert (memory.scope, memory.type) == (scope, kind)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("线上 Redis 是 6.2。", "线上 Redis 今天早上升级到 7.2 了"),
+        ("Producción usa Node 18.", "Hoy subimos producción a Node 22."),
+        (
+            "Die Produktion läuft auf Node 18.",
+            "Heute haben wir die Produktion auf Node 22 umgestellt.",
+        ),
+    ],
+)
+def test_a_change_made_today_in_any_language_replaces_the_memory(
+    repo_path: Path, first: str, second: str
+) -> None:
+    """ "today" makes a sentence one of the moment, unless it dates a change already
+    made: in Chinese, Spanish and German as in English."""
+    capture(repo_path, user_turn(0, first))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, second))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
+
+
+def test_a_change_that_quotes_nothing_of_the_memory_just_said_corrects_it(
+    repo_path: Path,
+) -> None:
+    """ "it's been moved now, it's the 15th" shares no word with "The release party is
+    on the 14th": a SUPERSEDE quoting it would fail the contract (and the whole run);
+    it corrects the memory the turn before made."""
+    capture(repo_path, user_turn(0, "The release party is on the 14th."))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, "it's been moved now, it's the 15th"))
+    (run,) = open_repo(repo_path).process().runs
+    assert [(d.action, d.target) for d in run.decisions] == [("UPDATE", old)]
+    (memory,) = memories(repo_path).values()
+    assert "15th" in memory.body

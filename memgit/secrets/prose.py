@@ -28,6 +28,7 @@ linear in the text. The same tables serve the Gate's credential fence
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -77,6 +78,10 @@ _PASSWORD_WORDS = (
     "密码",
     "密碼",
     "口令",
+    # A passphrase by another name.
+    *(_word(word) + "[ \t]+phrase" for word in ("recovery", "seed")),
+    "密码短语",
+    "助记词",
 )
 _PIN_WORDS = (
     _word("pin") + "(?:[ \t-]?(?:code|number|nummer|码|碼))?",
@@ -146,7 +151,7 @@ _LOGIN_WORDS = (
 )
 _PAIR = lazy(
     f"(?:{'|'.join(_LOGIN_WORDS)}){_COMPLEMENT}{_COPULA}"
-    rf"[^\s/:,;]{{1,64}}[ \t]*+[/:][ \t]*+(?P<token>{_TOKEN})"
+    rf"(?P<user>[^\s/:,;\[\]]{{1,64}})[ \t]*+[/:][ \t]*+(?P<token>{_TOKEN})"
 )
 # The same with no verb ("login tidepool / …"): the part after the separator must then
 # have a password's shape.
@@ -256,6 +261,8 @@ def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, s
                 if _shaped_password(token):
                     yield start, start + len(token), PIN_KIND if _PIN.fullmatch(token) else kind
     for match in _PAIR.finditer(folded):
+        if _HOST.fullmatch(match.group("user")):  # "creds: db1.internal / 5432 / …"
+            continue
         span = _token_span(view, match)
         if span is not None:
             yield span[0], span[1], PASSWORD_KIND
@@ -599,7 +606,7 @@ _CJK_PHRASE = lazy(
     r"(?P<phrase>[\u3400-\u9fff]{2,16}+)(?![\u3400-\u9fff])"
     r"(?=[ \t]*+(?:$|[\n。，！；、,.!;]))"
 )
-_CJK_NOT_PHRASE = frozenset("见在请问查看参无空略同忘未已不没要需必至多什怎哪由存放保")
+_CJK_NOT_PHRASE = frozenset("见在请问查看参无空略同忘未已不没要需必至多什怎哪由存放保去找")
 _DIGITS = lazy(r"(?:[0-9]{4,12}|[0-9]{2,6}(?:-[0-9]{2,6}){1,3})[#*]?")
 _EMAIL = lazy(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", re.IGNORECASE)
 _VERSION = lazy(r"v?[0-9]+(?:\.[0-9]+)+[a-z0-9.+-]*", re.IGNORECASE)
@@ -624,6 +631,8 @@ def _shaped_password(token: str) -> bool:
     if token.lower() in _NOT_VALUES or token.lower().startswith(_NOT_STARTS):
         return False
     if "=" in token or _EMAIL.fullmatch(token) or _VERSION.fullmatch(token):
+        return False
+    if _HOST.fullmatch(token.lower()):  # ``mongo1.dc2.internal``
         return False
     if _MEASURE.fullmatch(token) or _DESCRIPTION.fullmatch(token.lower()):
         return False
@@ -852,3 +861,310 @@ def _beside_credential(folded: str, token: re.Match[str]) -> bool:
         CREDENTIAL_WORD.search(folded, window_start, token.start()) is not None
         or CREDENTIAL_WORD.search(folded, token.end(), window_end) is not None
     )
+
+
+# --- The third test: a cue earlier in the clause -------------------------------------------
+#
+# People also give a credential where no cue stands right before it: in a list of connection
+# facts ("host db1.internal, port 5432, user app, pass …"), after a user name ("the kibana
+# user is elastic / …"), in the second half of a clause ("the router login is admin and the
+# secret bit is …"), or as "it's …" in the sentence after one that names the password. There
+# the structure decides rather than a phrase: a credential cue earlier in the same clause, and
+# after it a value with the shape of the credential the cue names, that a name label does
+# not introduce (host, port, user, network: facts worth keeping) and that is not shaped like
+# a fact (an address, a path, a file, a version, a name in code). A clause ends at a
+# sentence's end, a semicolon or a line; a sentence that starts with "it's" / "es" / "现在是"
+# goes on the one before it.
+
+_PASSWORD_CUE, _CODE_CUE, _DEVICE_CUE = "password", "code", "device"
+_CLAUSE_BREAK = lazy(r"[.!?](?=[ \t]|$)|[;\n。！？；]")
+# A sentence that answers the one before it: "I changed the laptop password. It's …".
+_GOES_ON = lazy(
+    r"[ \t]*+(?:it['\u2019]s|it[ \t]++is|that['\u2019]s|now[ \t]++it['\u2019]s|es[ \t]++ist"
+    r"|es(?![a-z0-9_ñ])|ist(?![a-z0-9_])|现在是|现在|是)"
+)
+_CUES = lazy(
+    "|".join(
+        (
+            # Codes: digits are a value here.
+            rf"(?P<{_CODE_CUE}>"
+            + "|".join(
+                (
+                    *(
+                        _word(word)
+                        for word in """cvv cvv2 cvc otp 2fa mfa passcode prüfnummer
+                        kartenprüfnummer einmalcode""".split()
+                    ),
+                    "pin(?<![a-z0-9_]pin)(?![a-z0-9_])",
+                    r"(?:door|gate|entry|access|garage|alarm|lockbox|unlock|verification|login|sms"
+                    r"|security|backup|recovery)[ \t-]?codes?",
+                    "(?<![a-z0-9_])sim[ -]pin",
+                    "one-time[ \t]++(?:code|password|pin)",
+                    "two-factor|keypad|combination",
+                    r"c(?:ó|o)digos?[ \t]++(?:de[ \t]++(?:un[ \t]++solo[ \t]++uso|seguridad"
+                    r"|recuperaci(?:ó|o)n|verificaci(?:ó|o)n|acceso)|del?[ \t]++(?:portal|puerta"
+                    r"|alarma|garaje))",
+                    "wiederherstellungscodes?",
+                    "恢复码|备用码|验证码|一次性|动态码|安全码|门禁码",
+                )
+            )
+            + ")(?![a-z0-9_])",
+            # Devices opened with a number: only digits after "with", "con", "mit", "用".
+            f"(?P<{_DEVICE_CUE}>"
+            + "|".join(
+                (
+                    *(
+                        _word(word)
+                        for word in """alarm alarma alarmanlage safe tresor lock candado
+                        schloss""".split()
+                    ),
+                    "caja[ \t]++fuerte",
+                    "保险柜|保险箱|报警器|门锁",
+                )
+            )
+            + ")(?![a-z0-9_])",
+            # Passwords, logins, keys: a value with a password's or a key's shape. Not a
+            # table's key ("primary key", "clave primaria").
+            rf"(?P<{_PASSWORD_CUE}>"
+            + "|".join(
+                (
+                    *_PASSWORD_WORDS,
+                    *(
+                        _word(word)
+                        for word in """passwords contraseñas zugangsdaten zugang secreto geheime
+                        hmac""".split()
+                    ),
+                    # Not inside a name: ``github-token-2``, ``AGE-SECRET-KEY-1``.
+                    *(
+                        f"(?<![-_]){_word(word)}(?![-_]?[a-z0-9])"
+                        for word in """creds credentials credenciales login logins secret auth
+                        token apikey""".split()
+                    ),
+                    "(?<!primary )(?<!foreign )(?<!sort )(?<![-_])key(?<![a-z0-9_]key)"
+                    "(?![-_]?[a-z0-9])",
+                    "clave(?<![a-z0-9_]clave)(?![ \t]++(?:primaria|for(?:á|a)nea|ajena))",
+                    *("密钥", "秘钥", "令牌"),
+                    r"(?<![a-z0-9_])pass(?![a-z0-9_-])",
+                    r"(?:wifi|wi-fi|wlan|wpa2?|network)[ \t-]?(?:key|schl(?:ü|ue)ssel)",
+                    "凭据|凭证|登录|登陆|账号",
+                )
+            )
+            + ")(?![a-z0-9_])",
+        )
+    )
+)
+# A name label: the value after it is a fact (a host, a port, a user, a network, an account).
+_NAME_LABEL = lazy(
+    r"(?:(?<![a-z0-9_])(?:host(?:name)?|server|servidor|port|puerto|user(?:name)?|usuario"
+    r"|benutzer(?:name)?|as|como|als|network|red|netz|netzwerk|ssid|wifi"
+    r"|wi-fi|wlan|e-?mail|correo|id|db|database|bucket|region|path|mandant|login|fingerprint)"
+    r"|主机|端口|用户名?|网络名?|账号|邮箱|登录名)"
+    r"(?:[ \t]*+(?:[:=：]|is|es|ist|是|为)?)*+[ \t]*+$"
+)
+_USER_LABEL = lazy(r"(?<![a-z0-9_])(?:user(?:name)?|usuario|benutzer|login)(?![a-z0-9_])")
+_ENTERS = lazy(r"(?:(?<![a-z0-9_])(?:with|con|mit|in|is|es|ist|code)|[:：用是])[ \t]*+$")
+_LEADING = ":=-\u2013\u2014>*`"
+# How far after its cue a value may stand: a clause, not a paragraph.
+_CUE_REACH = {_PASSWORD_CUE: 80, _CODE_CUE: 40, _DEVICE_CUE: 40}
+_STRUCT_TOKEN = lazy(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
+_HOST = lazy(
+    r"(?:[a-z0-9-]++\.)++[a-z]{2,}(?::[0-9]+)?(?:/\S*)?|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]+)?"
+)
+_FILE = lazy(r"[\w.-]+\.[a-z]{1,5}(?:#[\w.-]*|:[0-9]+)?")
+# Names of algorithms, protocols and versions that mix letters and digits.
+_TECH = lazy(
+    r"(?:ipv[46]|https?[0-9]?|oauth[0-9]?|tls[0-9.]*|ssl[0-9]?|sha-?[0-9]+|md5|utf-?(?:8|16)"
+    r"|base(?:32|64)|ed25519|id_(?:ed25519|rsa|ecdsa|dsa)|rsa[0-9]*|x509|argon2(?:id|i|d)?"
+    r"|pbkdf2|s3|ec2|k8s|i18n|l10n|h[23]|[a-z]*v[0-9]+|ssh-(?:ed25519|rsa|dss|ecdsa\S*))"
+)
+_CODE_LIKE = lazy(r"^[+?|^]|a-z|0-9|\?[:<=!]|^u\+[0-9a-f]{4}")
+_VERSION_PART = lazy(r"v?[0-9]+(?:\.[0-9]+)*")
+_UNITS = lazy(
+    r"[ \t]*+(?:seconds?|secs?|minutes?|mins?|hours?|days?|weeks?|months?|years?|ms|digits?"
+    r"|chars?|characters?|rows?|times|tries|attempts|%|segundos|minutos|d[íi]gitos|sekunden"
+    r"|minuten|stellen|zeichen|秒|分钟|位|天)(?![a-z])"
+)
+_TYPE_VERBS = lazy(r"(?<![a-z0-9_])(?:type|enter|escribe|teclea|pon|gib|tippe)[ \t]++(?=[^\W\d_])")
+_PHRASE_RUN = lazy(r"(?:[^\W\d_]{2,24}(?:[ \t]++|$)){4,6}")
+
+
+def iter_clause_credentials(view: str, folded: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, kind)`` of each value after a credential cue earlier in its clause
+    (see the section comment)."""
+    fences = [match.span() for match in _FENCED.finditer(folded)]
+    for start, end in _clauses(folded):
+        if not _inside(fences, start):
+            yield from _clause_values(view, folded, start, end)
+    yield from _user_pairs(view, folded)
+    for match in _MYSQL_FLAG.finditer(folded):
+        start, token = _token(view, match)
+        if _secret_shaped(token):
+            yield start, start + len(token), PASSWORD_KIND
+
+
+def _clauses(folded: str) -> Iterator[tuple[int, int]]:
+    """Spans of the clauses of ``folded``; a sentence that answers the one before it (see
+    :data:`_GOES_ON`) is joined to it."""
+    start = 0
+    for brk in _CLAUSE_BREAK.finditer(folded):
+        if brk.group() != "\n" and _GOES_ON.match(folded, brk.end()):
+            continue
+        yield start, brk.start()
+        start = brk.end()
+    yield start, len(folded)
+
+
+def _clause_values(view: str, folded: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
+    # Each search below runs once per clause, so the cost stays linear in the text.
+    held = [match.span() for match in _HELD.finditer(folded, start, end)]
+    user = _USER_LABEL.search(folded, start, end)
+    first_user = end if user is None else user.start()
+    cues = [
+        cue
+        for cue in _CUES.finditer(folded, start, end)
+        if _is_cue(view, folded, cue, first_user) and not _inside(held, cue.start())
+    ]
+    if not cues:
+        return
+    kinds = iter(cues)
+    cue = next(kinds)
+    following = next(kinds, None)
+    reach_from = cue.end()  # the cue, or the last value of a list after it
+    for word in _STRUCT_TOKEN.finditer(view, cues[0].end(), end):
+        while following is not None and following.end() <= word.start():
+            cue, following = following, next(kinds, None)
+            reach_from = cue.end()
+        if following is not None and word.start() >= following.start():
+            continue  # the word is a cue itself
+        raw = word.group().rstrip(_TRAILING + "*`")
+        token = raw.lstrip(_LEADING)
+        at = word.start() + len(raw) - len(token)
+        if _inside(held, at) or at - reach_from > _CUE_REACH[str(cue.lastgroup)]:
+            continue
+        kind = _value_kind(view, folded, cue, at, token)
+        if kind is not None:
+            reach_from = at + len(token)
+            yield at, at + len(token), kind
+    said = [cue.end() for cue in cues if cue.lastgroup == _PASSWORD_CUE]
+    for verb in _TYPE_VERBS.finditer(folded, said[0] if said else end, end):
+        phrase = _PHRASE_RUN.fullmatch(view, verb.end(), end)
+        if phrase is not None and _typed_phrase(phrase.group()):
+            yield verb.end(), verb.end() + len(phrase.group().rstrip()), PASSWORD_KIND
+
+
+# A block of code between fences: no prose there (the rules read its assignments).
+_FENCED = lazy(r"^[ \t]*+(```|~~~)[^\n]*+\n.*?(?:^[ \t]*+\1|\Z)", re.DOTALL | re.MULTILINE)
+# A placeholder an earlier pass left: neither a cue nor a value.
+_HELD = lazy(r"\[redacted:[^\]\s]{0,64}\]")
+
+
+def _inside(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether ``at`` falls in one of the sorted, disjoint ``spans``."""
+    index = bisect.bisect_right(spans, at, key=lambda span: span[0]) - 1
+    return index >= 0 and spans[index][0] <= at < spans[index][1]
+
+
+def _is_cue(view: str, folded: str, cue: re.Match[str], first_user: int) -> bool:
+    """Whether ``cue`` names a credential here: a bare ``pass`` only after a user ("user
+    uploads pass …"), a lower-case ``pin`` only before a code word or a verb ("pin numpy")."""
+    word = folded[cue.start() : cue.end()]
+    if word == "pass":
+        return first_user < cue.start()
+    if word == "pin" and not view.startswith("PIN", cue.start()):
+        return _PIN_AFTER.match(folded, cue.end()) is not None
+    return True
+
+
+_PIN_AFTER = lazy(r"[ \t]*+(?:code|number|nummer|码|碼|[:=]|is|es|ist)(?![a-z0-9_])")
+
+
+def _typed_phrase(phrase: str) -> bool:
+    """A passphrase typed at a prompt: four to six words, none of prose or a place."""
+    words = phrase.lower().split()
+    return words[0] not in _NOT_VALUES | {"yes", "no", "ok"} and not any(
+        word in _CONTINUATIONS or word in PLACES for word in words
+    )
+
+
+def _value_kind(view: str, folded: str, cue: re.Match[str], at: int, token: str) -> str | None:
+    """The kind of ``token`` at ``at`` after ``cue``, or None if it is no value there."""
+    lower = token.lower()
+    if len(token) < 3 or _fact_shaped(lower) or _PUBLIC_ID.fullmatch(token):
+        return None
+    before = folded[max(0, at - 24) : at]
+    if _NAME_LABEL.search(before) or _UNITS.match(folded, at + len(token)):
+        return None
+    if _is_call(view, at + len(token)):
+        return None
+    if cue.lastgroup == _DEVICE_CUE:
+        return PIN_KIND if _DIGITS.fullmatch(token) and _ENTERS.search(before) else None
+    if cue.lastgroup == _CODE_CUE:
+        if re.fullmatch(r"[0-9]{3,12}", token):
+            return PIN_KIND
+        if len(token) >= 6 and _shaped_code(token, letters=True):  # ``4f7k2-m9q8z``, not ``S105``
+            return PIN_KIND
+        return None
+    keyed = looks_random(token) or (len(token) >= 16 and _shaped_key(token))
+    return PASSWORD_KIND if keyed or _secret_shaped(token) else None
+
+
+def _fact_shaped(lower: str) -> bool:
+    """Whether a token reads as a fact: an address, a path, a file, an e-mail, a version, a
+    placeholder, the name of an algorithm (``argon2id``), or a piece of code such as a
+    pattern (``[a-z0-9_]``, ``(?:ü|ue)``) or a code point (``U+FF48``)."""
+    return bool(
+        _CODE_LIKE.search(lower)
+        or ("|" in lower and not any(char.isdigit() for char in lower))
+        or _HOST.fullmatch(lower)
+        or _EMAIL.fullmatch(lower)
+        or _VERSION.fullmatch(lower)
+        or _MEASURE.fullmatch(lower)
+        or _TECH.fullmatch(lower)
+        or "/" in lower
+        or lower.startswith(_NOT_STARTS)
+        or "://" in lower
+        or lower.startswith(_PUBLIC_PREFIXES)
+        or (_FILE.fullmatch(lower) and not _MARKED.search(lower.rsplit(".", 1)[0]))
+    )
+
+
+def _secret_shaped(token: str) -> bool:
+    """A password by its shape where no cue stands right before it, stricter than
+    :func:`_shaped_password`: a symbol (``Cinder!Bloom5``), or digits with two or more
+    words (``otter-42-blue``, ``Qx4-barn-lantern``), or digits inside mixed case over eight
+    characters (``Gravel7Moon``); never a version at the end (``kms-key-v2``)."""
+    if not _shaped_password(token) or _DIGITS.fullmatch(token):
+        return False
+    if _MARKS & set(token):
+        return True
+    if not any(char.isdigit() for char in token):
+        return False
+    parts = re.split(r"[-_]", token)
+    if _VERSION_PART.fullmatch(parts[-1].lower()) and parts[-1][:1] in "vV":
+        return False
+    worded = [part for part in parts if any(char.isalpha() for char in part)]
+    if len(worded) >= 2:
+        return True
+    inner_upper = any(char.isupper() for char in token[1:])
+    return len(token) >= 8 and inner_upper and any(char.islower() for char in token)
+
+
+# A user and a password after a user label: "the kibana user is elastic / …".
+_USER_PAIR = lazy(
+    r"(?:(?<![a-z0-9_])(?:user(?:name)?|usuario|benutzer(?:name)?|account|cuenta|konto|wifi"
+    r"|wi-fi|wlan|ssid|network|red|netz)|用户名?|账号)"
+    r"(?:[ \t]++(?:is|es|ist)|[ \t]*+[:=：])?[ \t]*+[^\s/:,;]{1,64}[ \t]*+/[ \t]*+"
+    rf"(?P<token>{_TOKEN})"
+)
+# ``mysql -u root -p…``: the password glued to the flag.
+_MYSQL_FLAG = lazy(
+    r"(?<![a-z0-9_])(?:mysql|mysqldump|mysqladmin|mariadb)(?![a-z0-9_])[^\n]{0,80}?"
+    r"[ \t]-p(?P<token>[^\s'\"`]{4,128})"
+)
+
+
+def _user_pairs(view: str, folded: str) -> Iterator[tuple[int, int, str]]:
+    for match in _USER_PAIR.finditer(folded):
+        start, token = _token(view, match)
+        if _secret_shaped(token) and not _fact_shaped(token.lower()):
+            yield start, start + len(token), PASSWORD_KIND

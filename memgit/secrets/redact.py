@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 import string
 from collections import Counter
@@ -31,7 +32,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from memgit.lazyre import LazyPattern, lazy
-from memgit.secrets.prose import PROSE_KINDS, iter_prose_credentials, iter_random_beside_credential
+from memgit.secrets.prose import (
+    PROSE_KINDS,
+    iter_clause_credentials,
+    iter_prose_credentials,
+    iter_random_beside_credential,
+)
 from memgit.secrets.rules import KINDS, RULES
 from memgit.secrets.textview import view_of
 
@@ -156,13 +162,28 @@ def _find(text: str, *, known: Mapping[str, str], decode: bool) -> list[SecretMa
         candidates += _echo_candidates(view.text, known)
     candidates.sort()
     found: list[SecretMatch] = []
+    spans: list[tuple[int, int]] = []  # sorted and disjoint
     taken = 0
     for start, negative_end, _, kind in candidates:
         if start >= taken:
             begin, end = view.span(start, -negative_end)
             found.append(SecretMatch(kind=kind, start=begin, end=end))
+            spans.append((start, -negative_end))
             taken = -negative_end
-    return found
+    # A value found by the structure of its clause only where nothing else found one: a rule
+    # that knows a token's shape names its kind better and knows where it ends.
+    starts = [start for start, _ in spans]
+    reached = 0
+    for start, end, kind in sorted(iter_clause_credentials(view.text, folded)):
+        after = bisect.bisect_right(starts, start)
+        if start < reached or (after and spans[after - 1][1] > start):
+            continue
+        if after < len(spans) and spans[after][0] < end:
+            continue
+        begin, finish = view.span(start, end)
+        found.append(SecretMatch(kind=kind, start=begin, end=finish))
+        reached = end
+    return sorted(found, key=lambda match: match.start)
 
 
 def _rule_candidates(view: str, folded: str) -> Iterator[Candidate]:

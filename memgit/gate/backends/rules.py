@@ -125,16 +125,19 @@ _ASKING = frozenset({"question", "polite-one-off", "one-off"})
 # instruction for this turn alone; a change said to hold only for a while still is.
 _DONE = re.compile(
     r"\b(?:switched|moved|migrated|upgraded|bumped|changed|went|replaced|swapped|ditched"
-    r"|dropped|raised|lowered|increased|renamed|rolled out|killed|retired|shortened)\b"
-    r"|->|→|=>",
+    r"|dropped|raised|lowered|increased|renamed|rolled out|killed|retired|shortened"
+    r"|cambiamos|migramos|subimos|actualizamos|umgestellt|gewechselt|migriert|aktualisiert)\b"
+    r"|->|→|=>|升级到|升到|换成|改成|切到|迁到|开始就是",
     re.IGNORECASE,
 )
 _DONE_WHEN = re.compile(
-    r"\b(?:today|tonight|yesterday|this (?:morning|afternoon|evening|week))\b", re.IGNORECASE
+    r"\b(?:today|tonight|yesterday|this (?:morning|afternoon|evening|week)|hoy|ayer"
+    r"|esta (?:mañana|tarde|semana)|heute|gestern|heute (?:morgen|früh))\b|今天|今早|昨天|今晚",
+    re.IGNORECASE,
 )
 _FOR_A_WHILE = re.compile(
     r"\b(?:for now|for the moment|for the time being|temporarily|until|just this once"
-    r"|this time|for today)\b",
+    r"|this time|for today|por ahora|de momento|vorerst|erstmal)\b|暂时|这次",
     re.IGNORECASE,
 )
 # Never-forms a completed change passes: its date, and its reason ("the egress fees
@@ -629,6 +632,11 @@ class _Answer:
                 self.handoff = None
             if candidate["action"] == "CREATE" and statement.scope in self.scopes:
                 candidate["scope"] = statement.scope  # the form says whose it is
+            if candidate["action"] == "CREATE" and _projects_way(statement):
+                # "I run `make migrate` against prod before every release": how the
+                # project is worked, said in the first person, is the project's.
+                candidate["scope"] = "project"
+                candidate["type"] = self._type("procedure" if "`" in statement.what else "fact")
             self.known.add(_normal(title))
             cid = f"c{len(self.candidates) + 1}"
             ids.append(cid)
@@ -742,7 +750,13 @@ class _Answer:
         self, target: Memory, action: str, statement: _Statement, title: str, body: str
     ) -> dict[str, Any]:
         """The candidate that replaces ``target``: a correction keeps the scope of what it
-        corrects, and its type unless it says one."""
+        corrects, and its type unless it says one. A change that quotes nothing of its
+        target ("it's been moved, it's the 15th" right after the memory of the 14th)
+        corrects that memory: the contract holds a SUPERSEDE to quoting its subject."""
+        if action == "SUPERSEDE" and not related_text(
+            statement.quote, f"{target.title} {target.body}"
+        ):
+            action = "UPDATE"
         self.taken.add(target.id)
         return {
             "action": action,
@@ -823,6 +837,28 @@ def _only_removes(statement: _Statement) -> bool:
     """Whether ``statement`` is a change that names only what no longer holds."""
     change = read_change(statement.quote) if statement.change is not None else None
     return change is not None and bool(change.old) and not change.new
+
+
+# A habit said in the first person that is the project's way of working: it names the
+# project itself, or a release or an environment beside a command in backticks.
+_THE_PROJECT = re.compile(
+    r"\b(?:f(?:ü|ue)r das projekt|im projekt|para el proyecto|en (?:este|el) proyecto"
+    r"|(?:for|in) (?:this|the) (?:project|repo|codebase))\b|这个项目|项目里|项目中",
+    re.IGNORECASE,
+)
+_RELEASE_WORK = re.compile(
+    r"\b(?:prod|production|staging|releases?|deploy(?:s|ing|ments?)?|despliegue|produktion)\b"
+    r"|发版|上线|部署|生产",
+    re.IGNORECASE,
+)
+
+
+def _projects_way(statement: _Statement) -> bool:
+    """Whether ``statement``, a preference by its form, is how the project is worked."""
+    if statement.kind != "preference" or statement.scope != "user":
+        return False
+    what = statement.what
+    return bool(_THE_PROJECT.search(what) or (_RELEASE_WORK.search(what) and "`" in what))
 
 
 def _says_only_gone(change: Change, statement: _Statement) -> bool:
