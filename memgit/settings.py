@@ -44,6 +44,10 @@ gate:
 inbox:
   retention_days: {DEFAULT_RETENTION_DAYS}
 """
+# The template as git stores it: a repository that kept it is valid without asking the
+# schema validator, whose import is a fifth of a command's start (tests/test_startup.py
+# checks the template against the schema).
+_DEFAULT_FORMS = frozenset({DEFAULT_CONFIG, DEFAULT_CONFIG.encode("utf-8")})
 
 
 # The review policy (``review:`` in memgit.yaml): which of a run's decisions need review.
@@ -143,7 +147,9 @@ def parse_settings(text: str | bytes, *, path: str = CONFIG_FILE) -> Settings:
 @functools.lru_cache(maxsize=8)
 def _parse_settings(text: str | bytes, path: str) -> Settings:
     data = parse_yaml(text, source=path)
-    problems = list(iter_schema_problems(data, "config", path=path))
+    problems = (
+        [] if text in _DEFAULT_FORMS else list(iter_schema_problems(data, "config", path=path))
+    )
     if problems:
         raise InvalidInputError.from_problems(problems)
     author = data.get("author")

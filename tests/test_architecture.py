@@ -47,7 +47,7 @@ def _imports(tree: ast.AST) -> set[str]:
 # entry is a file or a folder (ending in "/") under memgit/; the longest entry that
 # holds a module names its layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # errors, names, paths, the JSON and YAML readers, trailers, revisions, schemas
+    # errors, names, paths, the JSON and YAML readers, trailers, revisions, lazy regexes, schemas
     (
         "base",
         (
@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "yamlio.py",
             "trailers.py",
             "revisions.py",
+            "lazyre.py",
             "schemas/",
         ),
     ),

@@ -1,9 +1,11 @@
 """``memgit verify`` and ``hooks/pre-receive``: the doors nobody can skip from a client.
 
-Every test runs the real ``memgit`` command (or a real ``git push``) on a memory
+Every test runs ``memgit verify``'s command line (or a real ``git push``) on a memory
 repository memgit built (governance_corpus/repos.py), after people made commits
 by hand, some of them with ``git commit --no-verify`` as a person skipping the
-pre-commit hooks would.
+pre-commit hooks would. Most run it in this process, with the program's own parser
+and error boundary (``verify_cli``); the real program runs where what is checked is
+the process: stdin, ``--json`` on stdout, a bare repository, endless input, the hook.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from governance_corpus import repos
 
 from memgit import MemoryRepo
 
-from support import bounded_cli, git, make_turn, memgit_cli
+from support import bounded_cli, git, make_turn, memgit_cli, memgit_in_process
 
 templates = repos.templates  # the session fixture: memory repositories memgit built
 
@@ -77,7 +79,7 @@ def history(templates: repos.Templates, tmp_path: Path) -> tuple[Path, dict[str,
 
 
 def verify_cli(path: Path, *args: str) -> tuple[int, str, str]:
-    done = memgit_cli("verify", *args, cwd=path)
+    done = memgit_in_process("verify", *args, cwd=path)
     stdout, stderr = done.stdout.decode(), done.stderr.decode()
     assert "Traceback" not in stderr, stderr
     return done.returncode, stdout, stderr

@@ -11,14 +11,15 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, relevance
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from memgit.errors import Problem
 from memgit.jsonio import json_path
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 NAMES = ("common", "config", "capture", "turn", "memory", "run", "gate-output")
 
@@ -32,6 +33,10 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @cache
 def _registry() -> Registry:
+    # jsonschema and referencing load here, on the first validation, not with this module:
+    # their import is a fifth of a command's start, and reading a file needs no validator.
+    from referencing import Registry, Resource
+
     resources_by_id = [
         (load_schema(name)["$id"], Resource.from_contents(load_schema(name))) for name in NAMES
     ]
@@ -40,6 +45,8 @@ def _registry() -> Registry:
 
 @cache
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(load_schema(name), registry=_registry())
 
 
@@ -49,6 +56,8 @@ def iter_schema_problems(instance: Any, name: str, *, path: str | None) -> Itera
     Messages are memgit's own and never repeat the offending value: input may
     hold secrets, and error output ends up in agent hosts' logs.
     """
+    from jsonschema.exceptions import relevance
+
     errors = sorted(validator(name).iter_errors(instance), key=relevance)
     seen: set[tuple[str, str]] = set()
     for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):

@@ -34,6 +34,8 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from memgit.lazyre import lazy
+
 __all__ = [
     "CREDENTIAL_WORD",
     "FUNCTION_WORDS",
@@ -138,7 +140,7 @@ _VALUE = (
 # One scan for the three kinds. It has no named group before the credential word, so that
 # :mod:`re` keeps its fast search for the words' first characters; the kind is read from
 # the word afterwards.
-_SCAN = re.compile(
+_SCAN = lazy(
     f"(?:{'|'.join((*_PASSWORD_WORDS, *_PIN_WORDS, *_WIFI_WORDS))}){_COMPLEMENT}{_COPULA}{_VALUE}"
 )
 # A login given as ``user / password`` or ``user:password``: the part after the separator.
@@ -147,26 +149,26 @@ _LOGIN_WORDS = (
     "登录",
     "账号",
 )
-_PAIR = re.compile(
+_PAIR = lazy(
     f"(?:{'|'.join(_LOGIN_WORDS)}){_COMPLEMENT}{_COPULA}"
     rf"(?P<user>[^\s/:,;\[\]]{{1,64}})[ \t]*+[/:][ \t]*+(?P<token>{_TOKEN})"
 )
 # The same with no verb ("login tidepool / …"): the part after the separator must then
 # have a password's shape.
-_LOGIN_PAIR = re.compile(
+_LOGIN_PAIR = lazy(
     f"(?:{'|'.join(_LOGIN_WORDS)})[ \t]++"
     rf"[^\s/:,;]{{1,64}}[ \t]*+/[ \t]*+(?P<token>{_TOKEN})"
 )
 # A password set in the same sentence that names it: "set the staging admin password to
 # …", "change my wifi password to …"; the value must have a password's shape.
-_SET_TO = re.compile(
+_SET_TO = lazy(
     r"(?:set|change|changed|reset|update|updated)[ \t]++(?:(?:the|my|our|your|its)[ \t]++)?"
     r"(?:[^\s:,;.!?]{1,30}[ \t]++){0,3}?"
     f"(?:{'|'.join(_PASSWORD_WORDS)})[ \t]++to[ \t]++(?P<token>{_TOKEN})"
 )
 _PIN_STARTS = ("pin", "código", "codigo", "geheimzahl")
 _WIFI_STARTS = ("wifi", "wi-fi", "wlan", "wireless", "network", "netzwerk", "wpa")
-_WIFI_CLAVE = re.compile(_WIFI_WORDS[-1])
+_WIFI_CLAVE = lazy(_WIFI_WORDS[-1])
 
 # Words of ordinary prose in the four languages: articles, prepositions, pronouns, adverbs,
 # and what one does with a password (see, ask, stored). A passphrase of several words
@@ -231,16 +233,16 @@ _CONTINUATIONS = frozenset(
     "and but or so then y e o pero und aber oder ok okay thanks thx please btw lol".split()
 )
 _TRAILING = ".,:;!?…"
-_DESCRIPTION = re.compile(
+_DESCRIPTION = lazy(
     r"[0-9]+[+-]?(?:digits?|chars?|characters?|letters?|stellig\w*|zeichen|d[íi]gitos|caracteres|位)"
 )
-_PLACEHOLDER = re.compile(r"[$<{%]|[*x.…•#_-]+$")
-_PIN = re.compile(r"[0-9]{4,12}")
-_PATH = re.compile(r"[~.]{0,2}/")  # ``pwd is /home/dana`` names a folder
+_PLACEHOLDER = lazy(r"[$<{%]|[*x.…•#_-]+$")
+_PIN = lazy(r"[0-9]{4,12}")
+_PATH = lazy(r"[~.]{0,2}/")  # ``pwd is /home/dana`` names a folder
 # A hyphen, apostrophe or dot between letters joins words (``case-sensitive``,
 # ``z.string``): no symbol that makes a value of a word.
-_INNER_JOIN = re.compile(r"(?<=[^\W\d_])[-'\u2019.](?=[^\W\d_])")
-_NEXT_WORD = re.compile(r"[^\s.,;:!?]{1,16}")
+_INNER_JOIN = lazy(r"(?<=[^\W\d_])[-'\u2019.](?=[^\W\d_])")
+_NEXT_WORD = lazy(r"[^\s.,;:!?]{1,16}")
 
 
 def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, str]]:
@@ -269,7 +271,7 @@ def iter_prose_credentials(view: str, folded: str) -> Iterator[tuple[int, int, s
 
 # A second value for a second thing, its credential word left out: "la contraseña del
 # portátil es … y la del móvil …", "… and the one for the bank: …".
-_AND_ONE = re.compile(
+_AND_ONE = lazy(
     r"[ \t]*+,?[ \t]*+(?:y|and|und|e)[ \t]++(?:(?:la|el|lo|the|die|der|das|den)[ \t]++)?"
     r"(?:one[ \t]++)?(?:del?|for|für|fuer|of|vom|von)[ \t]++(?:[^\s\d:,;.!?]{1,20}[ \t]++){1,3}?"
     rf"(?:(?:es|is|ist|lautet)[ \t]++|:[ \t]*+)?(?P<token>{_TOKEN})"
@@ -328,7 +330,7 @@ def _token_span(view: str, match: re.Match[str]) -> tuple[int, int] | None:
 
 # One more word of a passphrase: letters (a hyphen or apostrophe may join them), up to a blank
 # or punctuation.
-_PHRASE_WORD = re.compile(r"""[ \t]++([^\W\d_][^\s.,;:!?()<>\[\]{}"'`]{0,30})""")
+_PHRASE_WORD = lazy(r"""[ \t]++([^\W\d_][^\s.,;:!?()<>\[\]{}"'`]{0,30})""")
 _PHRASE_WORDS = 5
 
 
@@ -480,15 +482,15 @@ _ANSWER = (
     r"|ist|就是|是)(?![a-z0-9_])[ \t]*+"
 )
 _BARE_GAP = r"(?:[ \t]*+[-\u2013\u2014(\uff08][ \t]*+|[ \t]++)"
-_LOOSE = re.compile(
+_LOOSE = lazy(
     "(?:"
     + "|".join((*_LOOSE_PASSWORD_WORDS, *_PIN_WORDS, *_WIFI_WORDS, *_CODE_WORDS, *_KEY_WORDS))
     + ")"
     f"(?:{_COMPLEMENT}(?:{_COPULA}|{_ANSWER})|{_BARE_GAP})(?P<token>{_TOKEN})"
 )
-_LOOSE_PIN = re.compile("|".join(_PIN_WORDS))
-_LOOSE_CODE = re.compile("|".join((_word("combination"), *_CODE_WORDS)))
-_LOOSE_KEY = re.compile("|".join(_KEY_WORDS))
+_LOOSE_PIN = lazy("|".join(_PIN_WORDS))
+_LOOSE_CODE = lazy("|".join((_word("combination"), *_CODE_WORDS)))
+_LOOSE_KEY = lazy("|".join(_KEY_WORDS))
 # Numbers that name something else: "error code 4040", "código postal 28001".
 _NOT_SECRET_CODES = frozenset(
     """
@@ -498,7 +500,7 @@ _NOT_SECRET_CODES = frozenset(
     duplicated
     """.split()
 )
-_WORDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+_WORDS = lazy(r"[^\W_]+(?:-[^\W_]+)*")
 _ACCESS_WORDS = frozenset(
     """
     door gate entry access alarm garage keypad lockbox lock safe backup recovery verification
@@ -516,7 +518,7 @@ _LOGIN_PURPOSE = (
     r"|zum[ \t]++(?:einloggen|anmelden|entsperren)|als[ \t]++(?:passwort|kennwort|pin)"
     r"|einloggen|anmelden|entsperren)(?![a-z0-9_])"
 )
-_VALUE_FIRST = re.compile(
+_VALUE_FIRST = lazy(
     "(?:"
     + "|".join(
         _word(verb)
@@ -546,11 +548,11 @@ _VALUE_FIRST = re.compile(
 # A bare "key" after a wifi or a door named on the same line: "guest wifi is Atelier-Guest,
 # key …", "WLAN im Büro heißt …, der Schlüssel ist …". Elsewhere a key is a database's or a
 # keyboard's.
-_BARE_KEY = re.compile(
+_BARE_KEY = lazy(
     f"(?:{_word('key')}|schl(?:ü|ue)ssel(?<![{_LETTER}]schlüssel)(?<![{_LETTER}]schluessel))"
     f"(?:{_COPULA}|{_BARE_GAP})(?P<token>{_TOKEN})"
 )
-_KEY_PLACE = re.compile(
+_KEY_PLACE = lazy(
     r"wi-?fi|wlan|ssid|network|netzwerk|router|hotspot|door|tür|tuer|lock|schloss|safe|tresor"
 )
 _KEY_CONTEXT = 80
@@ -568,7 +570,7 @@ def _has_purpose(folded: str) -> bool:
 
 
 # A user and a password with no cue: ``admin / …``, ``root/…``.
-_ADMIN_PAIR = re.compile(
+_ADMIN_PAIR = lazy(
     "(?:"
     + "|".join(
         f"{name}(?<![{_LETTER}/.]{name})"
@@ -577,7 +579,7 @@ _ADMIN_PAIR = re.compile(
     + rf")[ \t]*+/[ \t]*+(?P<token>{_TOKEN})"
 )
 # A heading over a list of credentials: "passwords: gmail …, github …", "logins: …".
-_HEADING = re.compile(
+_HEADING = lazy(
     "(?:"
     + "|".join(
         (
@@ -596,19 +598,19 @@ _HEADING = re.compile(
     + f"{_QUOTES}]{{0,40}}+"
     + r"[:：](?P<rest>[^\n]{1,200}+)"
 )
-_LIST_TOKEN = re.compile(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
+_LIST_TOKEN = lazy(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
 # A Chinese passphrase after a colon: "口令：天王盖地虎". Not one where the words say where it
 # is or ask for it ("密码：见保险箱", "密码：多少？").
-_CJK_PHRASE = re.compile(
+_CJK_PHRASE = lazy(
     r"(?:密码|密碼|口令|暗号)[ \t]*+[:：][ \t]*+"
     r"(?P<phrase>[\u3400-\u9fff]{2,16}+)(?![\u3400-\u9fff])"
     r"(?=[ \t]*+(?:$|[\n。，！；、,.!;]))"
 )
 _CJK_NOT_PHRASE = frozenset("见在请问查看参无空略同忘未已不没要需必至多什怎哪由存放保去找")
-_DIGITS = re.compile(r"(?:[0-9]{4,12}|[0-9]{2,6}(?:-[0-9]{2,6}){1,3})[#*]?")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", re.IGNORECASE)
-_VERSION = re.compile(r"v?[0-9]+(?:\.[0-9]+)+[a-z0-9.+-]*", re.IGNORECASE)
-_MEASURE = re.compile(
+_DIGITS = lazy(r"(?:[0-9]{4,12}|[0-9]{2,6}(?:-[0-9]{2,6}){1,3})[#*]?")
+_EMAIL = lazy(r"[^@\s]+@[^@\s]+\.[a-z]{2,}", re.IGNORECASE)
+_VERSION = lazy(r"v?[0-9]+(?:\.[0-9]+)+[a-z0-9.+-]*", re.IGNORECASE)
+_MEASURE = lazy(
     r"[0-9]+(?:ms|s|px|kb|mb|gb|tb|min|h|am|pm|st|nd|rd|th|k|m|x|gbps|mbps|hz|mhz|ghz)",
     re.IGNORECASE,
 )
@@ -616,8 +618,8 @@ _NOT_STARTS = ("-", "_", "$", "<", "{", "%", "/", "~/", "./", "[", "#", "@", "ht
 # Symbols that mark a password where no digit does (``Tr0mb0ne!`` has both, ``Otter$Creek``
 # one); a hyphen, dot, slash or underscore also joins words and names (``and/or``, ``O_APPEND``).
 _MARKS = frozenset("!#$%&*+?@^~|")
-_MARKED = re.compile("[0-9!#$%&*+?@^~|]")
-_RADIX = re.compile(r"0[xob][0-9a-f]", re.IGNORECASE)  # 0x1F, 0o666: numbers in code
+_MARKED = lazy("[0-9!#$%&*+?@^~|]")
+_RADIX = lazy(r"0[xob][0-9a-f]", re.IGNORECASE)  # 0x1F, 0o666: numbers in code
 
 
 def _shaped_password(token: str) -> bool:
@@ -772,15 +774,15 @@ def _names_a_number(folded: str, match: re.Match[str]) -> bool:
 
 
 # The Gate's fence: a random-looking token beside a credential word, or a generated one.
-CREDENTIAL_WORD = re.compile(
+CREDENTIAL_WORD = lazy(
     r"(?<![a-z0-9_])(?:pass(?:word|wd|code|phrase|wort)|pwd|pin|kennwort|contrase(?:ña|na)|"
     r"clave|schl(?:ü|ue)ssel|key|token|secret|credentials?|login|api[ _-]?key)(?![a-z0-9_])"
     r"|密码|密碼|口令|密钥|秘钥|令牌",
 )
-_RANDOM_TOKEN = re.compile(r"""[^\s"'`,;()<>\[\]{}\\]{12,200}""")
+_RANDOM_TOKEN = lazy(r"""[^\s"'`,;()<>\[\]{}\\]{12,200}""")
 _NEAR = 60  # characters on either side of a credential word that count as beside it
 # Git object ids and UUIDs name things; they are not secrets.
-_PUBLIC_ID = re.compile(
+_PUBLIC_ID = lazy(
     r"[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     re.IGNORECASE,
 )
@@ -826,10 +828,10 @@ def looks_generated(token: str) -> bool:
 
 # Runs of three or more letters of one case: most of a name (``EVENTLOG_ERROR_TYPE``,
 # ``CamelCase``), little of a key.
-_WORD_RUN = re.compile("[a-z]{3,}|[A-Z]{3,}")
+_WORD_RUN = lazy("[a-z]{3,}|[A-Z]{3,}")
 # A key's characters (base64, URL-safe or not): a name in code has dots, and more than two
 # underscores or hyphens.
-_KEY_CHARS = re.compile(r"[A-Za-z0-9]+(?:[-_+=][A-Za-z0-9]+){0,2}={0,2}")
+_KEY_CHARS = lazy(r"[A-Za-z0-9]+(?:[-_+=][A-Za-z0-9]+){0,2}={0,2}")
 
 
 def _entropy(text: str) -> float:
@@ -875,13 +877,13 @@ def _beside_credential(folded: str, token: re.Match[str]) -> bool:
 # goes on the one before it.
 
 _PASSWORD_CUE, _CODE_CUE, _DEVICE_CUE = "password", "code", "device"
-_CLAUSE_BREAK = re.compile(r"[.!?](?=[ \t]|$)|[;\n。！？；]")
+_CLAUSE_BREAK = lazy(r"[.!?](?=[ \t]|$)|[;\n。！？；]")
 # A sentence that answers the one before it: "I changed the laptop password. It's …".
-_GOES_ON = re.compile(
+_GOES_ON = lazy(
     r"[ \t]*+(?:it['\u2019]s|it[ \t]++is|that['\u2019]s|now[ \t]++it['\u2019]s|es[ \t]++ist"
     r"|es(?![a-z0-9_ñ])|ist(?![a-z0-9_])|现在是|现在|是)"
 )
-_CUES = re.compile(
+_CUES = lazy(
     "|".join(
         (
             # Codes: digits are a value here.
@@ -952,40 +954,38 @@ _CUES = re.compile(
     )
 )
 # A name label: the value after it is a fact (a host, a port, a user, a network, an account).
-_NAME_LABEL = re.compile(
+_NAME_LABEL = lazy(
     r"(?:(?<![a-z0-9_])(?:host(?:name)?|server|servidor|port|puerto|user(?:name)?|usuario"
     r"|benutzer(?:name)?|as|como|als|network|red|netz|netzwerk|ssid|wifi"
     r"|wi-fi|wlan|e-?mail|correo|id|db|database|bucket|region|path|mandant|login|fingerprint)"
     r"|主机|端口|用户名?|网络名?|账号|邮箱|登录名)"
     r"(?:[ \t]*+(?:[:=：]|is|es|ist|是|为)?)*+[ \t]*+$"
 )
-_USER_LABEL = re.compile(r"(?<![a-z0-9_])(?:user(?:name)?|usuario|benutzer|login)(?![a-z0-9_])")
-_ENTERS = re.compile(r"(?:(?<![a-z0-9_])(?:with|con|mit|in|is|es|ist|code)|[:：用是])[ \t]*+$")
+_USER_LABEL = lazy(r"(?<![a-z0-9_])(?:user(?:name)?|usuario|benutzer|login)(?![a-z0-9_])")
+_ENTERS = lazy(r"(?:(?<![a-z0-9_])(?:with|con|mit|in|is|es|ist|code)|[:：用是])[ \t]*+$")
 _LEADING = ":=-\u2013\u2014>*`"
 # How far after its cue a value may stand: a clause, not a paragraph.
 _CUE_REACH = {_PASSWORD_CUE: 80, _CODE_CUE: 40, _DEVICE_CUE: 40}
-_STRUCT_TOKEN = re.compile(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
-_HOST = re.compile(
+_STRUCT_TOKEN = lazy(rf"[^\s,;()<>\[\]{{}}\\{_QUOTES}{_CJK}]{{1,128}}+")
+_HOST = lazy(
     r"(?:[a-z0-9-]++\.)++[a-z]{2,}(?::[0-9]+)?(?:/\S*)?|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]+)?"
 )
-_FILE = re.compile(r"[\w.-]+\.[a-z]{1,5}(?:#[\w.-]*|:[0-9]+)?")
+_FILE = lazy(r"[\w.-]+\.[a-z]{1,5}(?:#[\w.-]*|:[0-9]+)?")
 # Names of algorithms, protocols and versions that mix letters and digits.
-_TECH = re.compile(
+_TECH = lazy(
     r"(?:ipv[46]|https?[0-9]?|oauth[0-9]?|tls[0-9.]*|ssl[0-9]?|sha-?[0-9]+|md5|utf-?(?:8|16)"
     r"|base(?:32|64)|ed25519|id_(?:ed25519|rsa|ecdsa|dsa)|rsa[0-9]*|x509|argon2(?:id|i|d)?"
     r"|pbkdf2|s3|ec2|k8s|i18n|l10n|h[23]|[a-z]*v[0-9]+|ssh-(?:ed25519|rsa|dss|ecdsa\S*))"
 )
-_CODE_LIKE = re.compile(r"^[+?|^]|a-z|0-9|\?[:<=!]|^u\+[0-9a-f]{4}")
-_VERSION_PART = re.compile(r"v?[0-9]+(?:\.[0-9]+)*")
-_UNITS = re.compile(
+_CODE_LIKE = lazy(r"^[+?|^]|a-z|0-9|\?[:<=!]|^u\+[0-9a-f]{4}")
+_VERSION_PART = lazy(r"v?[0-9]+(?:\.[0-9]+)*")
+_UNITS = lazy(
     r"[ \t]*+(?:seconds?|secs?|minutes?|mins?|hours?|days?|weeks?|months?|years?|ms|digits?"
     r"|chars?|characters?|rows?|times|tries|attempts|%|segundos|minutos|d[íi]gitos|sekunden"
     r"|minuten|stellen|zeichen|秒|分钟|位|天)(?![a-z])"
 )
-_TYPE_VERBS = re.compile(
-    r"(?<![a-z0-9_])(?:type|enter|escribe|teclea|pon|gib|tippe)[ \t]++(?=[^\W\d_])"
-)
-_PHRASE_RUN = re.compile(r"(?:[^\W\d_]{2,24}(?:[ \t]++|$)){4,6}")
+_TYPE_VERBS = lazy(r"(?<![a-z0-9_])(?:type|enter|escribe|teclea|pon|gib|tippe)[ \t]++(?=[^\W\d_])")
+_PHRASE_RUN = lazy(r"(?:[^\W\d_]{2,24}(?:[ \t]++|$)){4,6}")
 
 
 def iter_clause_credentials(view: str, folded: str) -> Iterator[tuple[int, int, str]]:
@@ -1053,9 +1053,9 @@ def _clause_values(view: str, folded: str, start: int, end: int) -> Iterator[tup
 
 
 # A block of code between fences: no prose there (the rules read its assignments).
-_FENCED = re.compile(r"^[ \t]*+(```|~~~)[^\n]*+\n.*?(?:^[ \t]*+\1|\Z)", re.DOTALL | re.MULTILINE)
+_FENCED = lazy(r"^[ \t]*+(```|~~~)[^\n]*+\n.*?(?:^[ \t]*+\1|\Z)", re.DOTALL | re.MULTILINE)
 # A placeholder an earlier pass left: neither a cue nor a value.
-_HELD = re.compile(r"\[redacted:[^\]\s]{0,64}\]")
+_HELD = lazy(r"\[redacted:[^\]\s]{0,64}\]")
 
 
 def _inside(spans: list[tuple[int, int]], at: int) -> bool:
@@ -1075,7 +1075,7 @@ def _is_cue(view: str, folded: str, cue: re.Match[str], first_user: int) -> bool
     return True
 
 
-_PIN_AFTER = re.compile(r"[ \t]*+(?:code|number|nummer|码|碼|[:=]|is|es|ist)(?![a-z0-9_])")
+_PIN_AFTER = lazy(r"[ \t]*+(?:code|number|nummer|码|碼|[:=]|is|es|ist)(?![a-z0-9_])")
 
 
 def _typed_phrase(phrase: str) -> bool:
@@ -1150,14 +1150,14 @@ def _secret_shaped(token: str) -> bool:
 
 
 # A user and a password after a user label: "the kibana user is elastic / …".
-_USER_PAIR = re.compile(
+_USER_PAIR = lazy(
     r"(?:(?<![a-z0-9_])(?:user(?:name)?|usuario|benutzer(?:name)?|account|cuenta|konto|wifi"
     r"|wi-fi|wlan|ssid|network|red|netz)|用户名?|账号)"
     r"(?:[ \t]++(?:is|es|ist)|[ \t]*+[:=：])?[ \t]*+[^\s/:,;]{1,64}[ \t]*+/[ \t]*+"
     rf"(?P<token>{_TOKEN})"
 )
 # ``mysql -u root -p…``: the password glued to the flag.
-_MYSQL_FLAG = re.compile(
+_MYSQL_FLAG = lazy(
     r"(?<![a-z0-9_])(?:mysql|mysqldump|mysqladmin|mariadb)(?![a-z0-9_])[^\n]{0,80}?"
     r"[ \t]-p(?P<token>[^\s'\"`]{4,128})"
 )

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from memgit.lazyre import LazyPattern, lazy
 from memgit.secrets.prose import (
     PROSE_KINDS,
     iter_clause_credentials,
@@ -65,8 +66,8 @@ class SecretMatch:
 # `re` cannot use its fast literal-prefix search for case-insensitive patterns (about ten times
 # slower per rule), so those rules, written in lower case, run without the flag over a
 # lower-cased copy of the text with the same offsets.
-_SCANS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
-    (kind, re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE), True)
+_SCANS: tuple[tuple[str, LazyPattern, bool], ...] = tuple(
+    (kind, lazy(pattern.pattern, pattern.flags & ~re.IGNORECASE), True)
     if pattern.flags & re.IGNORECASE
     else (kind, pattern, False)
     for kind, pattern in RULES
@@ -80,17 +81,15 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # A run of base64 (standard or URL-safe) long enough to hold a key, 12 bytes or more, with
 # both upper- and lower-case letters, as base64 of text has: a kebab-case name (such as the
 # kind in a placeholder) is not worth decoding.
-_BASE64_RUN = re.compile(
+_BASE64_RUN = lazy(
     r"(?<![A-Za-z0-9+/_-])(?=[a-z0-9+/_-]*[A-Z])(?=[A-Z0-9+/_-]*[a-z])[A-Za-z0-9+/_-]{16,}+={0,2}"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = lazy(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # How much of the line before a base64 run is read with its decoded text (a key name).
 _DECODE_CONTEXT = 80
-_PEM_END = re.compile(
-    r"-----end[ ][ a-z0-9_-]{0,100}?private[ ]{1,4}key(?:[ ]{1,4}block)?[ ]{0,4}-----"
-)
-_LINE_BREAK = re.compile(r"\r?\n|\\n")
-_BASE64_LINE = re.compile(r"[a-z0-9+/=]+")
+_PEM_END = lazy(r"-----end[ ][ a-z0-9_-]{0,100}?private[ ]{1,4}key(?:[ ]{1,4}block)?[ ]{0,4}-----")
+_LINE_BREAK = lazy(r"\r?\n|\\n")
+_BASE64_LINE = lazy(r"[a-z0-9+/=]+")
 _KEY_BODY_KINDS = frozenset({"private-key", "putty-private-key"})
 _ECHOED_LINE = 20
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from memgit.lazyre import LazyPattern, lazy
 from memgit.secrets.prose import FUNCTION_WORDS, PLACES, PROSE_KINDS
 
 __all__ = ["KINDS", "RULES"]
@@ -32,7 +33,7 @@ __all__ = ["KINDS", "RULES"]
 _TOKEN_CHARS = "A-Za-z0-9_-"
 
 
-def _token(*prefixes: str, body: str, glued: bool = False) -> re.Pattern[str]:
+def _token(*prefixes: str, body: str, glued: bool = False) -> LazyPattern:
     """A token made of one of ``prefixes`` (fixed-width regexes) and ``body``.
 
     A plain token must not be part of a longer word: after a short or common prefix a
@@ -41,9 +42,9 @@ def _token(*prefixes: str, body: str, glued: bool = False) -> re.Pattern[str]:
     (``ghp_``, ``glpat-``), so it counts wherever it stands: ``ci-ghp_…`` or ``…KEYghp_…``.
     """
     if glued:
-        return re.compile(f"(?P<value>(?:{'|'.join(prefixes)}){body})")
+        return lazy(f"(?P<value>(?:{'|'.join(prefixes)}){body})")
     starts = "|".join(f"{prefix}(?<![{_TOKEN_CHARS}]{prefix})" for prefix in prefixes)
-    return re.compile(f"(?P<value>(?:{starts}){body})(?![{_TOKEN_CHARS}])")
+    return lazy(f"(?P<value>(?:{starts}){body})(?![{_TOKEN_CHARS}])")
 
 
 # An unquoted value: 4+ characters up to whitespace, a quote, a backslash (``\"`` closes a
@@ -63,7 +64,7 @@ _PASSPHRASE_WORDS = rf"""(?:[ \t]++(?!#|//|{_PROSE_WORD})[^\s"'`,;&()<>\[\]{{}}\
 _KEY_END = r"""(?:\\*["'`])?[ \t]*"""
 
 
-def _keyed(key: str, *, words: bool = False) -> tuple[re.Pattern[str], ...]:
+def _keyed(key: str, *, words: bool = False) -> tuple[LazyPattern, ...]:
     """The value assigned to ``key`` (a lower-case regex, matched case-insensitively).
 
     A quoted value runs to its closing quote, spaces included; an unquoted one is one word.
@@ -75,19 +76,19 @@ def _keyed(key: str, *, words: bool = False) -> tuple[re.Pattern[str], ...]:
     spaced ``=`` (``password = a b c`` in an INI file) goes on over the words after it; a
     tight ``password=a b`` is shell, where the value ends at the space.
     """
-    quoted = re.compile(
+    quoted = lazy(
         rf"""{key}{_KEY_END}(?:=>?|:=?)[ \t]*\\*(?P<quote>["'`])(?![ \t]|\$?\{{|<|%\()"""
         r"""(?P<value>(?:(?!(?P=quote))[^\\\n\[\]]){4,})""",
         re.IGNORECASE,
     )
     prose_guard = r"(?=[a-z]*[0-9!#$%*+/=?@^_~|-])"
-    unquoted = re.compile(
+    unquoted = lazy(
         rf"""{key}{_KEY_END}(?:(?:=>?|:=)[ \t]*|:[ \t]*{prose_guard})(?P<value>{_WORD}{{4,}}+)""",
         re.IGNORECASE,
     )
     if not words:
         return quoted, unquoted
-    spaced = re.compile(
+    spaced = lazy(
         rf"""{key}(?:\\*["'`])?(?:[ \t]*(?:=>?|:=)[ \t]+|[ \t]+(?:=>?|:=)[ \t]*|[ \t]*:[ \t]*"""
         rf"""{prose_guard})(?P<value>{_WORD}{{4,}}+{_MORE_WORDS})""",
         re.IGNORECASE,
@@ -95,10 +96,10 @@ def _keyed(key: str, *, words: bool = False) -> tuple[re.Pattern[str], ...]:
     return quoted, unquoted, spaced
 
 
-def _service(keyword: str, value: str) -> re.Pattern[str]:
+def _service(keyword: str, value: str) -> LazyPattern:
     """gitleaks' keyed shape: ``value`` assigned to a name holding ``keyword`` (lower case),
     such as ``HEROKU_API_KEY=…`` or ``"discord_token": "…"``."""
-    return re.compile(
+    return lazy(
         rf"""{keyword}[ \t\w.-]{{0,20}}?\\*["'`]?[ \t]*(?:=>?|:{{1,2}}=?|,)[ \t]*\\*["'`]?"""
         rf"(?P<value>{value})(?![a-z0-9_-])",
         re.IGNORECASE,
@@ -112,28 +113,26 @@ _PEM_LABEL = r"[ a-z0-9_-]{0,100}?private[ ]{1,4}key(?:[ ]{1,4}block)?[ ]{0,4}--
 _PRIVATE_KEY_ROWS = (
     "private-key",
     # The whole block; an unterminated one runs to the end of the text.
-    re.compile(
+    lazy(
         rf"(?P<value>-----begin[ ]{_PEM_LABEL}[\s\S]*?(?:-----end[ ]{_PEM_LABEL}|\Z))",
         re.IGNORECASE,
     ),
 )
 
 
-def _rows(
-    kind: str, patterns: tuple[re.Pattern[str], ...]
-) -> tuple[tuple[str, re.Pattern[str]], ...]:
+def _rows(kind: str, patterns: tuple[LazyPattern, ...]) -> tuple[tuple[str, LazyPattern], ...]:
     """One row of ``kind`` for each of ``patterns`` (the shapes of one :func:`_keyed` key)."""
     return tuple((kind, pattern) for pattern in patterns)
 
 
-def _base64_after(name: str) -> re.Pattern[str]:
+def _base64_after(name: str) -> LazyPattern:
     """A base64 key of 40+ characters after ``name=`` (an Azure connection string's field)."""
-    return re.compile(rf"{name}=(?P<value>[A-Za-z0-9+/]{{40,}}={{0,2}})(?![A-Za-z0-9+/=])")
+    return lazy(rf"{name}=(?P<value>[A-Za-z0-9+/]{{40,}}={{0,2}})(?![A-Za-z0-9+/=])")
 
 
-def _authorization(scheme: str, value: str) -> re.Pattern[str]:
+def _authorization(scheme: str, value: str) -> LazyPattern:
     """The credential of an ``Authorization: <scheme> …`` header, quoted or not."""
-    return re.compile(
+    return lazy(
         rf"""authorization\\*["'`]?[ \t]*[:=][ \t]*\\*["'`]?{scheme}[ \t]+(?P<value>{value})""",
         re.IGNORECASE,
     )
@@ -142,12 +141,12 @@ def _authorization(scheme: str, value: str) -> re.Pattern[str]:
 # Order matters only for ties (same start, same length): specific kinds come before generic
 # ones, and the ``*-assignment`` rules come last, so a GitHub token assigned to ``token``
 # reports ``github-token``. A kind may take several rows.
-RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+RULES: tuple[tuple[str, LazyPattern], ...] = (
     _PRIVATE_KEY_ROWS,
     # PuTTY's .ppk: from its header to the MAC after the private lines (or the end).
     (
         "putty-private-key",
-        re.compile(
+        lazy(
             r"(?P<value>putty-user-key-file-[0-9]+:[\s\S]*?(?:private-mac:[ \t]*[0-9a-f]+|\Z))",
             re.IGNORECASE,
         ),
@@ -161,7 +160,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # otherwise expose the next run, one pass at a time.
     (
         "aws-secret-access-key",
-        re.compile(
+        lazy(
             r"aws(?<!\[redacted:aws)(?:(?!aws)[^\n]){0,80}?(?<![a-z0-9/+=])"
             r"(?P<value>(?=[a-z/+]{0,39}[0-9/+])(?=[0-9a-f/+]{0,39}[g-z])[a-z0-9/+]{40})"
             r"(?![a-z0-9/+=])",
@@ -185,9 +184,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "slack-webhook-url",
-        re.compile(
-            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<value>[A-Za-z0-9_/+-]{20,})"
-        ),
+        lazy(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<value>[A-Za-z0-9_/+-]{20,})"),
     ),
     (
         "stripe-key",
@@ -224,14 +221,12 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # The signature of a shared access signature URL (``…?sv=…&sig=…``), URL-encoded or not.
     (
         "azure-sas-signature",
-        re.compile(
-            r"sig=(?<=[?&;]sig=)(?P<value>(?:[A-Za-z0-9+/]|%2[BbFf]){30,}(?:=|%3[Dd]){0,2})"
-        ),
+        lazy(r"sig=(?<=[?&;]sig=)(?P<value>(?:[A-Za-z0-9+/]|%2[BbFf]){30,}(?:=|%3[Dd]){0,2})"),
     ),
     # gitleaks' azure-ad-client-secret: three characters, a digit, "Q~", then 31-34 more.
     (
         "azure-ad-client-secret",
-        re.compile(
+        lazy(
             r"(?<![A-Za-z0-9_~.])(?P<value>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})"
             r"(?![A-Za-z0-9_~.-])"
         ),
@@ -243,16 +238,16 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A Mailchimp key ends in its data centre, ``-us<N>``; it needs no key name.
     (
         "mailchimp-api-key",
-        re.compile(r"(?<![0-9A-Za-z])(?P<value>[0-9a-f]{32}-us[0-9]{1,2})(?![0-9A-Za-z])"),
+        lazy(r"(?<![0-9A-Za-z])(?P<value>[0-9a-f]{32}-us[0-9]{1,2})(?![0-9A-Za-z])"),
     ),
     (
         "discord-webhook-url",
-        re.compile(r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<value>[A-Za-z0-9_-]{60,})"),
+        lazy(r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/(?P<value>[A-Za-z0-9_-]{60,})"),
     ),
     # A bot token: the base64 user id (it starts M, N or O), a timestamp, an HMAC.
     (
         "discord-bot-token",
-        re.compile(
+        lazy(
             rf"(?P<value>[MNO](?<![{_TOKEN_CHARS}][MNO])[A-Za-z0-9]{{23,25}}\.[A-Za-z0-9_-]{{6}}"
             rf"\.[A-Za-z0-9_-]{{27,38}})(?![{_TOKEN_CHARS}])"
         ),
@@ -261,7 +256,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # ``<bot id>:<secret>``: anchored on the colon, the secret being the part after it.
     (
         "telegram-bot-token",
-        re.compile(r":(?<=[0-9]{8}:)(?P<value>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
+        lazy(r":(?<=[0-9]{8}:)(?P<value>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
     ),
     ("databricks-token", _token("dapi", body="[a-f0-9]{32}(?:-[0-9]+)?")),
     ("age-secret-key", _token("AGE-SECRET-KEY-1", body="[02-9AC-HJ-NP-Z]{58}", glued=True)),
@@ -318,14 +313,12 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("square-token", _token("sq0atp-", "sq0csp-", body="[A-Za-z0-9_-]{22,60}", glued=True)),
     (
         "microsoft-teams-webhook",
-        re.compile(r"\.webhook\.office\.com/webhookb2/(?P<value>[A-Za-z0-9@/_-]{60,})"),
+        lazy(r"\.webhook\.office\.com/webhookb2/(?P<value>[A-Za-z0-9@/_-]{60,})"),
     ),
     # ``"auth"`` of ~/.docker/config.json: base64 of ``user:password``.
     (
         "docker-auth",
-        re.compile(
-            r'"(?:auth|identitytoken)\\*"[ \t]*:[ \t]*\\*"(?P<value>[A-Za-z0-9+/]{12,}={0,2})'
-        ),
+        lazy(r'"(?:auth|identitytoken)\\*"[ \t]*:[ \t]*\\*"(?P<value>[A-Za-z0-9+/]{12,}={0,2})'),
     ),
     # Only the password of ``scheme://user:<password>@host``, which may hold ``/``, ``#`` and
     # ``@``: it runs to the last ``@`` before a host, within 128 characters and before the
@@ -333,7 +326,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # ``{password}`` or ``<password>`` are not passwords.
     (
         "url-password",
-        re.compile(
+        lazy(
             r"""://[^\s:/@?#\[\]"'`<>\\]{0,128}:"""
             r"""(?P<value>(?![0-9]{1,5}(?:[/?#\s]|$))(?:(?!://)[^\s"'`<>{}\[\]\\]){1,128})"""
             r"@(?=[A-Za-z0-9\[])"
@@ -347,7 +340,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # vault", "Password: stored in 1Password").
     (
         "password-assignment",
-        re.compile(
+        lazy(
             rf"""^[ \t]*(?:[-*][ \t]+)?[a-z0-9_.-]*?{_PASSWORD}["'`]?[ \t]*:[ \t]*+"""
             rf"(?!{_PROSE_WORD})(?P<value>{_WORD}{{4,}}+{_PASSPHRASE_WORDS})"
             rf"(?![ \t]++{_PROSE_WORD})",
