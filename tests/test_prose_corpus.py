@@ -6,7 +6,6 @@ even where capture would have missed it.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -17,11 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 from test_process import answer, capture, configure, create, unit, user_turn
-from test_prose_credentials import PROGRAM, Captured
+from test_prose_credentials import PROGRAM, Captured, captured_texts, holds
 
 from memgit.secrets.redact import find_credentials, redact
 
-from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli, snapshot
+from support import everything_git_keeps, git, memgit_cli, snapshot
 
 CORPUS = yaml.safe_load(Path(__file__).with_name("prose_credentials.yaml").read_text("utf-8"))
 
@@ -47,15 +46,6 @@ LANGS = ("en", "es", "de", "zh")
 
 def leak_id(leak: Leak) -> str:
     return f"{leak.lang}-{LEAKS.index(leak):03d}"
-
-
-def holds(data: str | bytes, value: str) -> bool:
-    """Whether ``data`` holds ``value``; a run of digits counts only where no digit touches
-    it, since Git's own numbers (timestamps, sizes) hold every short run somewhere."""
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    if re.fullmatch(r"[0-9]+", value):
-        return re.search(rf"(?<![0-9]){value}(?![0-9])", text) is not None
-    return value in text or json.dumps(value)[1:-1] in text
 
 
 def test_the_corpus_is_large_and_in_four_languages() -> None:
@@ -100,27 +90,9 @@ def test_the_fence_lets_a_mention_be_a_memory(lang: str, text: str) -> None:
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
     """Every leak, then every mention, as the user message of its own turn, captured with one
     ``--file`` and processed by the offline Gate."""
-    base = tmp_path_factory.mktemp("corpus")
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in git_environment(base).items():
-            patch.setenv(name, value)
-        repo = base / "memory"
-        assert memgit_cli("init", str(repo)).returncode == 0
-        texts = [leak.text for leak in LEAKS] + [text for _, text in STAYS]
-        turns = base / "turns.jsonl"
-        turns.write_text(
-            "".join(
-                json.dumps(make_turn(seq, text), ensure_ascii=False) + "\n"
-                for seq, text in enumerate(texts)
-            ),
-            "utf-8",
-        )
-        done = memgit_cli("capture", "--file", str(turns), "--json", cwd=repo)
-        assert done.returncode == 0, done.stderr.decode()
-        results = json.loads(done.stdout)["captures"]
-        processed = memgit_cli("-C", str(repo), "process")
-        assert processed.returncode == 0, processed.stderr.decode()
-        yield Captured(repo, results)
+    texts = [leak.text for leak in LEAKS] + [text for _, text in STAYS]
+    with captured_texts(tmp_path_factory.mktemp("corpus"), texts, process=True) as done:
+        yield done
 
 
 def blobs_and_messages(repo: Path) -> dict[str, str]:

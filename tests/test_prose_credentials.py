@@ -8,9 +8,11 @@ Values are assembled at run time, so this file holds no credential and scans cle
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -231,16 +233,16 @@ class Captured:
         return turn.messages[0].content
 
 
-@pytest.fixture(scope="module")
-def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
-    """Every form, then every mention, as the user message of its own turn: one --file."""
-    base = tmp_path_factory.mktemp("prose")
+@contextmanager
+def captured_texts(base: Path, texts: list[str], *, process: bool = False) -> Iterator[Captured]:
+    """``texts``, each the user message of its own turn, captured with one ``--file`` into
+    a new repository under ``base`` (and processed by the offline Gate if ``process``),
+    with a Git environment of its own for as long as the block runs."""
     with pytest.MonkeyPatch.context() as patch:
         for name, value in git_environment(base).items():
             patch.setenv(name, value)
         repo = base / "memory"
         assert memgit_cli("init", str(repo)).returncode == 0
-        texts = [template.format(value) for template, _, value in FORMS] + MENTIONS
         turns = base / "turns.jsonl"
         turns.write_text(
             "".join(
@@ -251,7 +253,27 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
         )
         done = memgit_cli("capture", "--file", str(turns), "--json", cwd=repo)
         assert done.returncode == 0, done.stderr.decode()
+        if process:
+            processed = memgit_cli("-C", str(repo), "process")
+            assert processed.returncode == 0, processed.stderr.decode()
         yield Captured(repo, json.loads(done.stdout)["captures"])
+
+
+def holds(data: str | bytes, value: str) -> bool:
+    """Whether ``data`` holds ``value``; a run of digits counts only where no digit touches
+    it, since Git's own numbers (timestamps, sizes) hold every short run somewhere."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if re.fullmatch(r"[0-9]+", value):
+        return re.search(rf"(?<![0-9]){value}(?![0-9])", text) is not None
+    return value in text or json.dumps(value)[1:-1] in text
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
+    """Every form, then every mention, as the user message of its own turn: one --file."""
+    texts = [template.format(value) for template, _, value in FORMS] + MENTIONS
+    with captured_texts(tmp_path_factory.mktemp("prose"), texts) as done:
+        yield done
 
 
 def test_no_prose_credential_reaches_any_git_object(captured: Captured) -> None:

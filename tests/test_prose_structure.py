@@ -8,7 +8,6 @@ with no value is captured as written.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -17,11 +16,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_prose_credentials import Captured
+from test_prose_credentials import Captured, captured_texts, holds
 
 from memgit.secrets.redact import find_credentials, find_secrets, redact
 
-from support import everything_git_keeps, git, git_environment, make_turn, memgit_cli
+from support import everything_git_keeps, git
 
 CORPUS = yaml.safe_load(
     Path(__file__).with_name("prose_credentials_structure.yaml").read_text("utf-8")
@@ -54,15 +53,6 @@ def leak_id(leak: Leak) -> str:
 
 def stay_id(index: int) -> str:
     return f"{STAYS[index][0]}-{index:03d}"
-
-
-def holds(data: str | bytes, value: str) -> bool:
-    """Whether ``data`` holds ``value``; a run of digits counts only where no digit touches
-    it, since Git's own numbers (timestamps, sizes) hold every short run somewhere."""
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    if re.fullmatch(r"[0-9]+", value):
-        return re.search(rf"(?<![0-9]){value}(?![0-9])", text) is not None
-    return value in text or json.dumps(value)[1:-1] in text
 
 
 def test_the_corpus_is_large_and_in_four_languages() -> None:
@@ -112,27 +102,9 @@ def test_the_fence_lets_a_mention_be_a_memory(index: int) -> None:
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
     """Every leak, then every mention, as the user message of its own turn, captured with one
     ``--file`` and processed by the offline Gate."""
-    base = tmp_path_factory.mktemp("structure")
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in git_environment(base).items():
-            patch.setenv(name, value)
-        repo = base / "memory"
-        assert memgit_cli("init", str(repo)).returncode == 0
-        texts = [leak.text for leak in LEAKS] + [text for _, text in STAYS]
-        turns = base / "turns.jsonl"
-        turns.write_text(
-            "".join(
-                json.dumps(make_turn(seq, text), ensure_ascii=False) + "\n"
-                for seq, text in enumerate(texts)
-            ),
-            "utf-8",
-        )
-        done = memgit_cli("capture", "--file", str(turns), "--json", cwd=repo)
-        assert done.returncode == 0, done.stderr.decode()
-        results = json.loads(done.stdout)["captures"]
-        processed = memgit_cli("-C", str(repo), "process")
-        assert processed.returncode == 0, processed.stderr.decode()
-        yield Captured(repo, results)
+    texts = [leak.text for leak in LEAKS] + [text for _, text in STAYS]
+    with captured_texts(tmp_path_factory.mktemp("structure"), texts, process=True) as done:
+        yield done
 
 
 def every_object(repo: Path) -> str:
