@@ -25,6 +25,17 @@ from memgit.memory import Memory
 from support import everything_git_keeps, git_environment
 
 
+def _said_after(repo_path: Path, first: str, second: str) -> tuple[str, Any]:
+    """``first`` captured and processed alone (one memory), then ``second`` in the next
+    turn of the session: the id of the first memory and the second processing run."""
+    capture(repo_path, user_turn(0, first))
+    open_repo(repo_path).process()
+    (old,) = memories(repo_path)
+    capture(repo_path, user_turn(1, second))
+    (run,) = open_repo(repo_path).process().runs
+    return old, run
+
+
 def _by_quote(path: Path) -> dict[str, Memory]:
     return {memory.sources[0].quote: memory for memory in memories(path).values()}
 
@@ -529,11 +540,7 @@ def test_a_correction_with_no_subject_corrects_what_was_just_said(
 ) -> None:
     """ "sorry, it's the 15th" right after a statement corrects that memory, though it
     shares no word with it: it has no subject of its own."""
-    capture(repo_path, user_turn(0, first))
-    open_repo(repo_path).process()
-    (old,) = memories(repo_path)
-    capture(repo_path, user_turn(1, second))
-    (run,) = open_repo(repo_path).process().runs
+    old, run = _said_after(repo_path, first, second)
     assert [(d.action in ("UPDATE", "SUPERSEDE"), d.target) for d in run.decisions] == [(True, old)]
 
 
@@ -591,11 +598,7 @@ def test_a_rule_from_now_on_replaces_the_memory_of_its_subject(
 ) -> None:
     """ "From now on" opens a rule; when a memory holds a rule of the same subject, the
     new one replaces it rather than sitting beside it, stale."""
-    capture(repo_path, user_turn(0, first))
-    open_repo(repo_path).process()
-    (old,) = memories(repo_path)
-    capture(repo_path, user_turn(1, second))
-    (run,) = open_repo(repo_path).process().runs
+    old, run = _said_after(repo_path, first, second)
     assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
     assert old not in memories(repo_path)
 
@@ -651,11 +654,7 @@ def test_a_bare_removal_retracts_the_memory_and_keeps_no_memory_of_the_old_value
 ) -> None:
     """ "flyway's gone." says only what no longer holds: the memory of Flyway leaves,
     and no memory naming Flyway takes its place (it would read as current)."""
-    capture(repo_path, user_turn(0, "DB migrations are written with Flyway."))
-    open_repo(repo_path).process()
-    (old,) = memories(repo_path)
-    capture(repo_path, user_turn(1, "flyway's gone."))
-    (run,) = open_repo(repo_path).process().runs
+    old, run = _said_after(repo_path, "DB migrations are written with Flyway.", "flyway's gone.")
     assert [(d.action, d.target) for d in run.decisions] == [("RETRACT", old)]
     assert memories(repo_path) == {}
 
@@ -700,11 +699,7 @@ def test_a_change_made_today_in_any_language_replaces_the_memory(
 ) -> None:
     """ "today" makes a sentence one of the moment, unless it dates a change already
     made: in Chinese, Spanish and German as in English."""
-    capture(repo_path, user_turn(0, first))
-    open_repo(repo_path).process()
-    (old,) = memories(repo_path)
-    capture(repo_path, user_turn(1, second))
-    (run,) = open_repo(repo_path).process().runs
+    old, run = _said_after(repo_path, first, second)
     assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
 
 
@@ -714,11 +709,9 @@ def test_a_change_that_quotes_nothing_of_the_memory_just_said_corrects_it(
     """ "it's been moved now, it's the 15th" shares no word with "The release party is
     on the 14th": a SUPERSEDE quoting it would fail the contract (and the whole run);
     it corrects the memory the turn before made."""
-    capture(repo_path, user_turn(0, "The release party is on the 14th."))
-    open_repo(repo_path).process()
-    (old,) = memories(repo_path)
-    capture(repo_path, user_turn(1, "it's been moved now, it's the 15th"))
-    (run,) = open_repo(repo_path).process().runs
+    old, run = _said_after(
+        repo_path, "The release party is on the 14th.", "it's been moved now, it's the 15th"
+    )
     assert [(d.action, d.target) for d in run.decisions] == [("UPDATE", old)]
     (memory,) = memories(repo_path).values()
     assert "15th" in memory.body
