@@ -609,3 +609,11 @@ def test_a_change_of_mind_said_without_a_verb_of_change(text: str) -> None:
     """An arrow, "X's gone", "let X lapse", "ever since", 算了, "pensándolo mejor",
     "Quatsch": people say a value changed without "switched" or "changed"."""
     assert change_kind(text) is not None, text
+
+
+def test_a_number_not_the_old_one_names_the_old_value_without_a_comma() -> None:
+    """ "50 min not 15" says what "50 min, not 15" says: 15 is the old value."""
+    for text, old in (("sorry, typo, 50 min not 15", "15"), ("the limit is 300 not 200", "200")):
+        change = read_change(text)
+        assert change is not None and change.old == (old,), text
+    assert read_change("This is not a problem.") is None
