@@ -743,3 +743,18 @@ def test_a_change_with_an_opinion_as_its_reason_replaces_the_memory(repo_path: P
     capture(repo_path, user_turn(2, "The staging deploy is way too slow."))
     (run,) = open_repo(repo_path).process().runs
     assert [d.action for d in run.decisions] == []
+
+
+def test_a_correction_with_no_subject_of_its_own_may_leave_out_the_memorys_qualifier(
+    repo_path: Path,
+) -> None:
+    """ "actually it's 75" cannot say "in CI": a qualifier on the memory's side alone
+    does not part it from the memory just said; a different one would."""
+    old, run = _said_after(
+        repo_path,
+        "Coverage threshold in CI is 80%.",
+        "actually it's 75, we lowered it when the legacy importer module came in",
+    )
+    assert [(d.action, d.target) for d in run.decisions] == [("UPDATE", old)]
+    (memory,) = memories(repo_path).values()
+    assert "75" in memory.body

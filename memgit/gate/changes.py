@@ -419,7 +419,9 @@ def near_subject(text: str, content: str) -> bool:
         return False
     if not _same_person(plain, content):
         return False
-    return same_subject(slot_of(plain), slot_of(content))
+    # With no subject of its own ("it's 75, we lowered it"), a correction cannot name
+    # the memory's qualifiers (CI, staging): only a different one parts them.
+    return same_subject(slot_of(plain), slot_of(content), named=not shared)
 
 
 def _person(text: str) -> str | None:
