@@ -414,15 +414,22 @@ def test_a_correction_about_nothing_known_corrects_nothing(repo_path: Path) -> N
 
 def test_scope_falls_back_to_the_default_when_project_is_not_declared(repo_path: Path) -> None:
     """A project fact in a repository whose memgit.yaml declares only ``team`` and
-    ``user`` goes to the first scope listed."""
+    ``user`` goes to the first scope listed; a first-person habit that would be the
+    project's way of working keeps the scope its form says (no run fails on a scope
+    memgit.yaml does not declare)."""
     from test_process import configure
 
     configure(repo_path, scopes=["team", "user"])
     capture(repo_path, user_turn(0, "Remember that CI must run on Python 3.11."))
     capture(repo_path, user_turn(1, "I prefer pytest."))
+    capture(repo_path, user_turn(2, "I run `make seed` against staging before every release."))
     open_repo(repo_path).process()
     scopes = {m.title: m.scope for m in memories(repo_path).values()}
-    assert scopes == {"CI must run on Python 3.11": "team", "I prefer pytest": "user"}
+    assert scopes == {
+        "CI must run on Python 3.11": "team",
+        "I prefer pytest": "user",
+        "I run `make seed` against staging before every release": "user",
+    }
 
 
 PIECES = [

@@ -648,7 +648,11 @@ class _Answer:
                 self.handoff = None
             if candidate["action"] == "CREATE" and statement.scope in self.scopes:
                 candidate["scope"] = statement.scope  # the form says whose it is
-            if candidate["action"] == "CREATE" and _projects_way(statement):
+            if (
+                candidate["action"] == "CREATE"
+                and "project" in self.scopes
+                and _projects_way(statement)
+            ):
                 # "I run `make migrate` against prod before every release": how the
                 # project is worked, said in the first person, is the project's.
                 candidate["scope"] = "project"
@@ -755,7 +759,12 @@ class _Answer:
                 "title": title,
                 "body": body,
             }
-        if statement.kind is None and change is not None and _says_only_gone(change, statement):
+        if (
+            statement.kind is None
+            and change is not None
+            and _says_only_gone(change, statement)
+            and related_text(statement.quote, f"{target.title} {target.body}")
+        ):
             # "flyway's gone." says what no longer holds and nothing worth keeping of its
             # own: the memory leaves, and no memory of the old value takes its place.
             self.taken.add(target.id)
