@@ -765,3 +765,15 @@ def test_a_correction_with_no_subject_of_its_own_may_leave_out_the_memorys_quali
     assert [(d.action, d.target) for d in run.decisions] == [("UPDATE", old)]
     (memory,) = memories(repo_path).values()
     assert "75" in memory.body
+
+
+def test_by_the_way_in_chinese_opens_a_statement_not_an_errand(repo_path: Path) -> None:
+    """顺便说一下 ("by the way") opens what follows; 顺便 alone ("while you're at it,
+    ...") asks for an errand."""
+    old, run = _said_after(
+        repo_path, "前端打包用 webpack。", "顺便说一下，打包工具换了，webpack 退役，以后都用 Vite"
+    )
+    assert [(d.action, d.target) for d in run.decisions] == [("SUPERSEDE", old)]
+    capture(repo_path, user_turn(2, "顺便把 README 里的链接修一下"))
+    (run,) = open_repo(repo_path).process().runs
+    assert not run.decisions
